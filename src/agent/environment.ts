@@ -7,7 +7,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { currentTurn } from '../util/turn';
 
 export interface GitSummary {
   root: string;
@@ -129,16 +128,9 @@ export function findRepoRoot(start: string): string | undefined {
 export function findContextFiles(workspace: string, names: readonly string[]): ContextFile[] {
   const key = `${workspace}\0${names.join('\0')}`;
   const hit = contextCache.get(key);
-  const turn = currentTurn();
-  // Read or checked in this turn of the event loop: the answer of the turn's first ask, no stat
-  // (the requests of one turn share the check; a later turn's checks again).
-  if (hit?.checkedIn === turn) return [...hit.files];
-  if (hit?.trusted && hit.stamps.every(unchanged) && !hit.noGit.some((path) => existsSync(path))) {
-    hit.checkedIn = turn;
+  if (hit?.trusted && hit.stamps.every(unchanged) && !hit.noGit.some((path) => existsSync(path)))
     return [...hit.files];
-  }
   const read = readContextFiles(workspace, names);
-  read.checkedIn = turn;
   if (contextCache.size >= CONTEXT_CACHE_ENTRIES) contextCache.clear();
   contextCache.set(key, read);
   return [...read.files];
@@ -164,8 +156,6 @@ interface ContextRead {
   files: ContextFile[];
   /** Every stamp older than RACY_MS when taken. */
   trusted: boolean;
-  /** The turn (../util/turn.ts) it was read or its stamps last found unchanged in. */
-  checkedIn: number;
 }
 
 const contextCache = new Map<string, ContextRead>();
@@ -230,5 +220,5 @@ function readContextFiles(workspace: string, names: readonly string[]): ContextR
     }
   }
   if (stamps.some((s) => taken - s.mtimeMs < RACY_MS)) trusted = false;
-  return { stamps, noGit, files, trusted, checkedIn: -1 };
+  return { stamps, noGit, files, trusted };
 }

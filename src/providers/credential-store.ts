@@ -10,7 +10,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { globalConfigDir } from '../config/load';
 import { SvcError } from '../errors';
-import { currentTurn } from '../util/turn';
 
 export type CredentialKind = 'api_key' | 'bearer' | 'oauth';
 
@@ -146,14 +145,6 @@ interface Backend {
   stamp?(): string;
 }
 
-/**
- * Each credential file's identity as last stat'ed, with the turn of the event loop (../util/turn.ts)
- * it was stat'ed in: `stamp()` asked again in the same turn answers it (the model resolutions of
- * one turn's compat requests share one stat; a later turn's stat again). A read stats anew and
- * sets it; a write by any store of this process forgets it.
- */
-const stampsSeen = new Map<string, { turn: number; identity: string | undefined }>();
-
 function fileBackend(path: string): Backend {
   // The file as last parsed, by its identity (inode, size, times): every model resolution reads
   // the store (issue 17), and a file nobody changed is then one stat, not a read and a parse. An
@@ -167,17 +158,10 @@ function fileBackend(path: string): Backend {
     } catch {
       stat = undefined; // as existsSync: a file that cannot be looked at is not there
     }
-    const identity = stat ? `${stat.ino} ${stat.size} ${stat.mtimeMs} ${stat.ctimeMs}` : undefined;
-    stampsSeen.set(path, { turn: currentTurn(), identity });
-    return identity;
-  };
-  /** The identity as last stat'ed in this turn of the event loop, else stat'ed now. */
-  const identityInTurn = (): string | undefined => {
-    const seen = stampsSeen.get(path);
-    return seen && seen.turn === currentTurn() ? seen.identity : identityNow();
+    return stat ? `${stat.ino} ${stat.size} ${stat.mtimeMs} ${stat.ctimeMs}` : undefined;
   };
   return {
-    stamp: () => identityInTurn() ?? 'none',
+    stamp: () => identityNow() ?? 'none',
     read() {
       const identity = identityNow();
       if (!identity) return {};
@@ -199,7 +183,6 @@ function fileBackend(path: string): Backend {
     },
     write(data) {
       memo = undefined;
-      stampsSeen.delete(path);
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       const tmp = `${path}.${process.pid}.tmp`;
       const body: StoreFile = { version: 1, credentials: data };
