@@ -113,7 +113,7 @@ const FAMILY = `WITH RECURSIVE fam(id, depth) AS (SELECT id, 0 FROM sessions WHE
  * separate calls were: every update is tried, the usage added, then the first failure answered.
  */
 function stepCloser(
-  updateMessageRow: (id: string, patch: MessagePatch) => unknown,
+  patchMessageRow: (id: string, patch: MessagePatch) => void,
   addUsageRow: (id: string, usage: NonNullable<StepClose['usage']>) => Session | undefined,
 ): NonNullable<SessionStore['closeStep']> {
   return async ({ sessionId, messages, usage }) => {
@@ -121,7 +121,7 @@ function stepCloser(
     let failure: unknown;
     for (const { id, patch } of messages) {
       try {
-        updateMessageRow(id, patch);
+        patchMessageRow(id, patch);
       } catch (error) {
         if (!failed) failure = error;
         failed = true;
@@ -157,7 +157,7 @@ export function createSessionStore(deps: {
   };
   const family = (rootId: string): Session[] => (sql(FAMILY).all(rootId) as SessionRow[]).map(toSession);
 
-  const { updateMessageRow, ...messageStore } = createMessageStore({
+  const { patchMessageRow, ...messageStore } = createMessageStore({
     db,
     sql,
     clock: deps.clock,
@@ -276,7 +276,7 @@ export function createSessionStore(deps: {
     },
     search,
     addUsage: async (id, usage) => addUsageRow(id, usage),
-    closeStep: stepCloser(updateMessageRow, addUsageRow),
+    closeStep: stepCloser(patchMessageRow, addUsageRow),
     ...messageStore,
     async count() {
       return (sql('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;

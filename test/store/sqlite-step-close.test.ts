@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSessionStore } from '../../src/sessions/session-store';
 import type { MessagePatch, SessionStore } from '../../src/sessions/types';
-import type { Db } from '../../src/store/db';
+import { atomicallyAsync, type Db } from '../../src/store/db';
 import { createIds, systemClock } from '../../src/util/ids';
 import { countPromises } from '../helpers/promises';
 import { countStatements, openTestDb } from '../helpers/sqlite-ledger';
@@ -80,7 +80,12 @@ describe('a step’s end on SQLite', () => {
       messages: joined.updates,
       usage,
     });
-    expect(counted.texts).toEqual(apartTexts);
+    // The same statements, but the message UPDATEs ask for no row back (COMPAT-PERF-443).
+    expect(counted.texts).toEqual(
+      apartTexts.map((text) =>
+        text.startsWith('UPDATE messages') ? text.replace(/ RETURNING \*$/, '') : text,
+      ),
+    );
     vi.restoreAllMocks();
 
     expect(comparable(await sessions.messages(joined.session.id))).toEqual(
@@ -121,5 +126,83 @@ describe('a step’s end on SQLite', () => {
     ).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('msg_none') });
     expect((await sessions.messages(step.session.id)).every((m) => m.finished_at !== null)).toBe(true);
     expect(await sessions.get(step.session.id)).toMatchObject({ prompt_tokens: 4, completion_tokens: 1 });
+  });
+
+  it("COMPAT-PERF-443: closeStep's message UPDATEs ask for no row back (no RETURNING *, `run`); the rows stored are updateMessage's", async () => {
+    const { db } = openTestDb(opened);
+    const sessions = store(db);
+    if (!sessions.closeStep) throw new Error('the SQLite session store has no closeStep');
+    const apart = await stepOf(sessions);
+    const joined = await stepOf(sessions);
+    for (const { id, patch } of apart.updates) await sessions.updateMessage(id, patch);
+
+    const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<
+      'get' | 'run',
+      (...args: unknown[]) => unknown
+    >;
+    const methods: string[] = [];
+    for (const method of ['run', 'get'] as const) {
+      const original = proto[method];
+      vi.spyOn(proto, method).mockImplementation(function (this: { source: string }, ...args: unknown[]) {
+        if (/^\s*UPDATE messages/.test(this.source))
+          methods.push(`${method} ${/RETURNING/.test(this.source) ? 'returning' : 'bare'}`);
+        return original.apply(this, args);
+      } as never);
+    }
+    await sessions.closeStep({ sessionId: joined.session.id, messages: joined.updates });
+    vi.restoreAllMocks();
+    expect(methods).toEqual(['run bare', 'run bare']);
+    expect(comparable(await sessions.messages(joined.session.id))).toEqual(
+      comparable(await sessions.messages(apart.session.id)),
+    );
+    // A parts patch too: stored as updateMessage stores it.
+    const parts = [{ type: 'text' as const, text: 'done' }];
+    await sessions.closeStep({
+      sessionId: joined.session.id,
+      messages: [{ id: joined.updates[1]!.id, patch: { parts } }],
+    });
+    expect((await sessions.getMessage(joined.updates[1]!.id))?.parts).toEqual(parts);
+  });
+
+  it('COMPAT-PERF-444: inside the transaction that wrote the message, closeStep leaves its read as the stored row', async () => {
+    const { db } = openTestDb(opened);
+    const sessions = store(db);
+    const session = await sessions.create({ title: 't' });
+    const usage = { input_tokens: 3, output_tokens: 1 };
+    const [inside, stored] = await atomicallyAsync(
+      () => db,
+      async () => {
+        const message = await sessions.appendMessage({
+          session_id: session.id,
+          role: 'assistant',
+          parts: [{ type: 'text', text: 'a' }],
+          finished: false,
+        });
+        await sessions.closeStep?.({
+          sessionId: session.id,
+          messages: [
+            {
+              id: message.id,
+              patch: { parts: [{ type: 'text', text: 'ab' }], usage, cost: 0.25, finished: true },
+            },
+          ],
+        });
+        // Read in the transaction (the memo of the rows it wrote), then what the table holds.
+        const read = await sessions.getMessage(message.id);
+        const row = db.prepare('SELECT * FROM messages WHERE id = ?').get(message.id) as Record<
+          string,
+          unknown
+        >;
+        return [read, row] as const;
+      },
+    );
+    expect(inside).toMatchObject({ parts: [{ type: 'text', text: 'ab' }], usage, cost: 0.25 });
+    expect(inside?.finished_at).not.toBeNull();
+    expect(inside).toEqual({
+      ...stored,
+      parts: JSON.parse(stored.parts as string),
+      usage: JSON.parse(stored.usage as string),
+    });
+    expect(Object.keys(inside ?? {})).toEqual(Object.keys(stored));
   });
 });
