@@ -53,20 +53,21 @@ export async function assembleSystemPrompt(
   }
   const last = keptFor(app);
   // Each block with what it is and where it comes from, for the prompt stack ledger.
-  const stack = [
+  // Pushed, not a literal of spreads then `filter`: TurboFan's inlined `map` and `filter` answer
+  // arrays of other maps than the builtins', a deopt at the first optimized call (p-deopt).
+  const stack: { name: string; source: string; text: string }[] = [
     { name: 'base', source: 'builtin', text: SYSTEM_PROMPT },
-    input.kind.prompt
-      ? {
-          name: 'agent_kind',
-          source: `agent:${input.kind.id}`,
-          text: kindBlock(input.kind, input.kind.prompt),
-        }
-      : undefined,
-    { name: 'environment', source: 'workspace', text: environmentText(app, git, last) },
-    contextFiles.length ? { name: 'context_files', ...contextFilesBlock(contextFiles, last) } : undefined,
-    ...sections.map((s) => ({ name: 'extension', source: s.source, text: s.text.trim() })),
-    ...(input.extra ?? []),
-  ].filter((b) => b !== undefined);
+  ];
+  if (input.kind.prompt)
+    stack.push({
+      name: 'agent_kind',
+      source: `agent:${input.kind.id}`,
+      text: kindBlock(input.kind, input.kind.prompt),
+    });
+  stack.push({ name: 'environment', source: 'workspace', text: environmentText(app, git, last) });
+  if (contextFiles.length) stack.push({ name: 'context_files', ...contextFilesBlock(contextFiles, last) });
+  for (const s of sections) stack.push({ name: 'extension', source: s.source, text: s.text.trim() });
+  if (input.extra) for (const block of input.extra) stack.push(block);
   const system = joined(stack, last);
   try {
     await app.observe.promptStack.record({

@@ -111,7 +111,11 @@ export abstract class StepRecorderCore {
 
   /** The text the model wrote in this step. */
   get text(): string {
-    return this.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+    // Concatenated, not `map(…).join('')`: TurboFan's inlined `map` answers a holey array the
+    // builtin's feedback never saw, a deopt at the first optimized call (p-deopt).
+    let text = '';
+    for (const p of this.parts) if (p.type === 'text') text += p.text;
+    return text;
   }
 
   /** Undefined when the delta is recorded already (the message exists): nothing to wait for. */

@@ -24,6 +24,7 @@ import { hostname } from 'node:os';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { SqlClient } from '../store/postgres/client';
+import { recentMap } from '../util/recent-map';
 import { followedRuns } from './followed-runs';
 import { firstRunEvent, newRunRow } from './new-run';
 import { appendAnnounced, followingWrites, updateAndAppend, updateAndAppendAfter } from './pg-run-announced';
@@ -334,8 +335,9 @@ function postgresRunEvents(
   writes: Pick<PostgresRunWrites, 'insertEvent'>,
 ) {
   const listeners: ((event: RunEvent) => void)[] = [];
-  // run id → session id of the runs this ledger appends to (a run never changes session).
-  const sessionOfRun = new Map<string, string>();
+  // run id → session id of the runs this ledger appends to (a run never changes session): the last
+  // 1,000 remembered, none in flight forgotten at the bound (../util/recent-map.ts, p-deopt).
+  const sessionOfRun = recentMap<string>(1000);
   const followed = followedRuns();
 
   async function appendTo(
@@ -377,10 +379,7 @@ function postgresRunEvents(
     }
   }
 
-  const known = (runId: string, sessionId: string) => {
-    if (sessionOfRun.size > 1000) sessionOfRun.clear();
-    sessionOfRun.set(runId, sessionId);
-  };
+  const known = (runId: string, sessionId: string) => sessionOfRun.set(runId, sessionId);
   /** The run's session: remembered, else read (not_found: no such run). */
   async function runSession(runId: string): Promise<string> {
     let sessionId = sessionOfRun.get(runId);

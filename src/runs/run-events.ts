@@ -6,6 +6,7 @@
 import { SvcError } from '../errors';
 import { type Db, groupCommit, transactionMemo } from '../store/db';
 import type { Clock } from '../util/ids';
+import { recentMap } from '../util/recent-map';
 import { followedRuns } from './followed-runs';
 import type { SqliteRunQueries } from './queries';
 import type { SqliteRunWrites } from './run-repository';
@@ -64,12 +65,11 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
   // with, so a listener added or removed meanwhile counts from the next append, with no copy made
   // per append (p-bus).
   let appendListeners: readonly ((event: RunEvent) => void)[] = [];
-  // run id → session id of the runs this process appends to (a run never changes session).
-  const sessionOfRun = new Map<string, string>();
-  const remember = (runId: string, sessionId: string) => {
-    if (sessionOfRun.size > 1000) sessionOfRun.clear();
-    sessionOfRun.set(runId, sessionId);
-  };
+  // run id → session id of the runs this process appends to (a run never changes session): the
+  // last 1,000 remembered. Not cleared whole past the bound: that forgot the runs in flight (each
+  // read its session again) and deopted the claim and append paths it was inlined into (p-deopt).
+  const sessionOfRun = recentMap<string>(1000);
+  const remember = (runId: string, sessionId: string) => sessionOfRun.set(runId, sessionId);
   // The runs whose every event this process appended (./followed-runs.ts).
   const followed = followedRuns();
   // run id → what runs before its next append (`beforeNext`; empty but for a held preparation).

@@ -31,16 +31,21 @@ export interface Conversation {
 }
 
 export function planConversation(messages: readonly CompatMessage[]): Conversation {
-  const system = messages
-    .filter((m) => m.role === 'system')
-    .map((m) => m.text.trim())
-    .filter(Boolean)
-    .join('\n\n');
-  const rest = messages.filter((m): m is Exclude<CompatMessage, { role: 'system' }> => m.role !== 'system');
+  // Pushed, not `filter`/`map` chains read again: TurboFan's inlined `map` answers a holey array
+  // (its `filter` an empty one of another map) where the builtins answer packed ones, so the
+  // chain deopted this function at its first optimized call (p-jit's pattern; p-deopt).
+  const systems: string[] = [];
+  const rest: Exclude<CompatMessage, { role: 'system' }>[] = [];
+  for (const m of messages) {
+    if (m.role !== 'system') rest.push(m);
+    else if (m.text.trim()) systems.push(m.text.trim());
+  }
+  const system = systems.join('\n\n');
   let tail = rest.length;
   while (tail > 0 && rest[tail - 1].role === 'user') tail--;
-  const trailing = rest.slice(tail).map((m) => m.text.trim());
-  const prompt = trailing.filter(Boolean).join('\n\n');
+  const trailing: string[] = [];
+  for (let i = tail; i < rest.length; i++) if (rest[i].text.trim()) trailing.push(rest[i].text.trim());
+  const prompt = trailing.join('\n\n');
   const before = rest.slice(0, tail);
 
   const history: HistoryEntry[] = [];
