@@ -166,6 +166,24 @@ const released = new FinalizationRegistry<number>((id) => {
   messageBytes.delete(id);
 });
 
+/**
+ * What the registry watches for a message: a token of its own that the message holds (through
+ * `tokens`, a WeakMap: the token lives while the message does), never the message itself. Node
+ * 20's V8 keeps a FinalizationRegistry's (and a WeakRef's) targets alive through every scavenge,
+ * with all they reach, until a full GC: a registered prompt message, and what it reaches, was
+ * promoted with every request (issue 17 item 4, p-promote). A token reaches nothing; a message
+ * only in the WeakMap dies young as it did, its token with the next full GC, which drops the
+ * bytes as the message's own collection did.
+ */
+export class MessageToken {
+  constructor(
+    readonly id: number,
+    /** The message's earlier token, if it was marked before: kept as long as this one. */
+    readonly earlier: MessageToken | undefined,
+  ) {}
+}
+const tokens = new WeakMap<object, MessageToken>();
+
 /** The marker text standing for `json` (the message's wire JSON), or undefined when full. */
 export function messageMarker(owner: object, json: string): string | undefined {
   const stored = Buffer.from(json, 'utf8');
@@ -173,7 +191,9 @@ export function messageMarker(owner: object, json: string): string | undefined {
   const id = nextMessageId++;
   messageBytes.set(id, stored);
   messageBytesTotal += stored.length;
-  released.register(owner, id);
+  const token = new MessageToken(id, tokens.get(owner));
+  tokens.set(owner, token);
+  released.register(token, id);
   return `${MESSAGE_PREFIX}${id}`;
 }
 
