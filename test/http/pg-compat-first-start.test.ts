@@ -18,7 +18,12 @@ describe.skipIf(!pg.available)('a PostgreSQL service’s first compat request', 
   it('STORE-PG-861: the first request after start-up starts with the lone statement, no transaction; the run’s recovery done at start-up', async () => {
     const sql = await migratedDatabase(pg.cluster());
     try {
-      const { app, client } = await compatServer([reply().text('one')], { postgres: sql });
+      // The node's heartbeat runs the same recovery read every node_heartbeat_ms (3 s by default):
+      // on a loaded box one fell inside the request's window. An hour apart, none does here.
+      const { app, client } = await compatServer([reply().text('one')], {
+        postgres: sql,
+        extraConfig: { store: { node_heartbeat_ms: 3_600_000, node_stale_ms: 7_200_000 } },
+      });
       await warmService(app);
       const statements = driverStatements();
       try {
