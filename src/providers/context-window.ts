@@ -275,6 +275,11 @@ function freshAt(row: CacheRow | undefined, now: number): row is CacheRow {
 /** The probes under way, per cache file and row key. */
 const probing = new Map<string, Promise<WindowAnswer>>();
 
+/** Resolves once every window question under way now has answered (or failed) and been stored. */
+export async function windowQuestionsSettled(): Promise<void> {
+  await Promise.allSettled([...probing.values()]);
+}
+
 async function probeAndStore(
   deps: ProviderDeps,
   entry: ProviderEntry,
