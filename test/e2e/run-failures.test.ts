@@ -6,7 +6,7 @@
  * classified fields and `svc logs` shows it; no secret anywhere.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
@@ -22,12 +22,22 @@ function workspace(baseUrl: string, extra = '') {
 
 const env = (ws: string) => ({ HOME: join(ws, '.home'), XDG_CONFIG_HOME: join(ws, '.home', '.config') });
 
+/**
+ * A port nothing listens on, for the whole test: TCP port 1 (tcpmux, never served here) is outside
+ * the ephemeral range, so no server of a parallel test that binds port 0 can take it in the
+ * meantime, as one did with a port freed by a closed server (a 404 answered, CI on Node 22).
+ */
 async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  const refused = await new Promise<boolean>((resolve) => {
+    const socket = connect(1, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+  if (!refused) throw new Error('something listens on 127.0.0.1:1; this test needs that port closed');
+  return 1;
 }
 
 describe('svc run when the provider fails', () => {
