@@ -90,7 +90,8 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
     for (const close of closers.splice(0).reverse()) await close();
   });
 
-  it('STORE-PG-894: a cancel issued once the run waits at its gate, before the start’s answer: the answer released, no model request; the run cancelled, the session idle; a later request works', async () => {
+  /** A PostgreSQL compat service on a new database (`sql`), warmed by one streamed request; `requests` its model requests so far. */
+  async function warmedServer() {
     const sql = await migratedDatabase(pg.cluster());
     closers.push(() => sql.close());
     const server = await compatServer([reply().text('warm'), reply().text('later')], {
@@ -98,10 +99,13 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
       allowExtra: true,
     });
     closers.push(() => server.app.close());
-    const { app, post, provider } = server;
     await streamedAnswer(server.client);
-    await settledCompatRow(app);
-    const requests = provider.requests.length;
+    await settledCompatRow(server.app);
+    return { ...server, sql, requests: server.provider.requests.length };
+  }
+
+  it('STORE-PG-894: a cancel issued once the run waits at its gate, before the start’s answer: the answer released, no model request; the run cancelled, the session idle; a later request works', async () => {
+    const { app, post, provider, requests } = await warmedServer();
 
     let cancelled: Promise<unknown> | undefined;
     const held = heldStart(app, (sessionId) => {
@@ -137,17 +141,7 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
   });
 
   it('STORE-PG-895: a start failing after its statement committed while its run waits at its gate (STORE-PG-310’s fault): no model request; the client’s answer, the run cancelled, its events, the request’s row failed with that error; a later request works', async () => {
-    const sql = await migratedDatabase(pg.cluster());
-    closers.push(() => sql.close());
-    const server = await compatServer([reply().text('warm'), reply().text('later')], {
-      postgres: sql,
-      allowExtra: true,
-    });
-    closers.push(() => server.app.close());
-    const { app, post, provider } = server;
-    await streamedAnswer(server.client);
-    await settledCompatRow(app);
-    const requests = provider.requests.length;
+    const { app, post, provider, sql, requests } = await warmedServer();
 
     const original = app.sessions.promptInsert!.bind(app.sessions);
     let fault = true;
