@@ -36,6 +36,25 @@ export function transactionMemo<V>(db: Db, owner: object): Map<string, V> | unde
 const transactionMemos = new WeakMap<Db, Map<object, Map<string, unknown>>>();
 const TRANSACTION_END = /\b(BEGIN|COMMIT|END|ROLLBACK)\b/i;
 
+/**
+ * Registers `end` for the handle's held rows (./held-rows.ts): called before every transaction
+ * statement run through `exec`, `db.transaction()` or `runTransactionStatement`, `kept` false for
+ * a ROLLBACK (TO), whose rows are dropped rather than written.
+ */
+export function onHeldFlush(db: Db, end: (kept: boolean) => void): void {
+  const ends = heldEnds.get(db);
+  if (ends) ends.push(end);
+  else heldEnds.set(db, [end]);
+}
+const heldEnds = new WeakMap<Db, ((kept: boolean) => void)[]>();
+
+/** Writes (`kept`) or drops the handle's held rows now (./held-rows.ts): before a transaction statement or a read. */
+export function flushHeld(db: Db, kept = true): void {
+  const ends = heldEnds.get(db);
+  if (ends) for (const end of ends) end(kept);
+}
+const ROLLBACK = /^\s*ROLLBACK\b/i;
+
 /** Drops the handle's transaction memos now (a transaction statement run without `exec`). */
 export function clearTransactionMemos(db: Db): void {
   const memos = transactionMemos.get(db);
@@ -51,6 +70,8 @@ export function endsClearMemos(db: Db): void {
   };
   const exec = db.exec.bind(db);
   db.exec = ((sql: string) => {
+    // Held rows go in before whatever `exec` runs (a transaction statement, a savepoint, DDL).
+    flushHeld(db, !ROLLBACK.test(sql));
     if (!TRANSACTION_END.test(sql)) return exec(sql);
     clear();
     try {
@@ -61,7 +82,20 @@ export function endsClearMemos(db: Db): void {
   }) as Db['exec'];
   const transaction = db.transaction.bind(db);
   db.transaction = ((fn: (...args: unknown[]) => unknown) => {
-    const tx = transaction(fn);
+    // The rows held before the body are written before its BEGIN or SAVEPOINT, its own before its
+    // COMMIT or RELEASE; a body that throws has its own dropped (they are rolled back with it).
+    const tx = transaction(function heldFlushed(this: unknown, ...args: unknown[]) {
+      flushHeld(db);
+      let result: unknown;
+      try {
+        result = fn.apply(this, args);
+      } catch (error) {
+        flushHeld(db, false);
+        throw error;
+      }
+      flushHeld(db);
+      return result;
+    });
     const ending =
       (variant: (...args: unknown[]) => unknown) =>
       (...args: unknown[]) => {

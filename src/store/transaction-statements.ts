@@ -9,7 +9,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { preparedOn } from './statement-cache';
-import { clearTransactionMemos } from './transaction-memo';
+import { clearTransactionMemos, flushHeld } from './transaction-memo';
 
 type Db = BetterSqlite3.Database;
 
@@ -28,6 +28,8 @@ export function runTransactionStatement(db: Db, kind: Kind): void {
   const statement = preparedOn(db, TRANSACTION_STATEMENTS[kind]);
   // SAVEPOINT and RELEASE neither start nor end what the memos hold (as with `exec`).
   const ends = kind !== 'savepoint' && kind !== 'release';
+  // Held rows (./held-rows.ts) written before it; a rollback drops them.
+  flushHeld(db, kind !== 'rollback' && kind !== 'rollbackTo');
   if (ends) clearTransactionMemos(db);
   try {
     statement.run();
