@@ -4,16 +4,16 @@
  * were one statement each. The first row of a transaction is inserted at once (its rowid is the
  * id SQLite gives it); each later one is answered the next id (no other writer inserts until the
  * transaction ends: BEGIN IMMEDIATE, ./transaction-memo.ts) and held. What is held is written,
- * in order and with those ids, before any transaction statement (BEGIN, COMMIT, SAVEPOINT,
- * RELEASE: `flushHeld` from ./transaction-memo.ts), before a read of the table the owner makes
- * (`flush`), and every `MAX_ROWS` rows; a ROLLBACK or ROLLBACK TO drops it (those rows were
- * rolled back as they would have been once written: what is held is only ever written since the
- * innermost savepoint or transaction start). Outside a transaction, and on a handle not opened by
- * `openDb`, every row is inserted at once, as before.
+ * in order and with those ids, before the transaction's COMMIT, before a read of the table the
+ * owner makes (`flush`), and every `MAX_ROWS` rows. Savepoints write nothing: a SAVEPOINT marks
+ * what is held, a ROLLBACK TO drops the rows held since its mark and holds again those before it
+ * that a read or a full chunk wrote inside it (SQLite rolled them back), so the table is what one
+ * INSERT a row would have left; a ROLLBACK drops all. Outside a transaction, and on a handle not
+ * opened by `openDb`, every row is inserted at once, as before.
  * @module
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { onHeldFlush, transactionMemo } from './transaction-memo';
+import { onHeldEvent, transactionMemo } from './transaction-memo';
 
 type Db = BetterSqlite3.Database;
 type Statement = BetterSqlite3.Statement;
@@ -66,46 +66,66 @@ function createHeldRows(db: Db, table: string, columns: readonly string[]): Held
   };
   // The memo's owner: the next id while the transaction that inserted the last row lasts.
   const owner = {};
-  // The held rows' values, `id` first, flat; `count` rows.
-  let held: unknown[] = [];
-  let count = 0;
-  const drop = () => {
-    if (count) {
-      held = [];
-      count = 0;
-    }
+  // The transaction's rows held since it last had none held and no savepoint open, `id` first;
+  // `written` of them are in the table. A savepoint's mark: how many rows there were and how many
+  // were written when it opened.
+  let rows: unknown[][] = [];
+  let written = 0;
+  let marks: { at: number; written: number }[] = [];
+  const reset = () => {
+    if (rows.length) rows = [];
+    written = 0;
+    if (marks.length) marks = [];
   };
   const write = () => {
-    if (!count) return;
-    const values = held;
-    const rows = count;
-    held = [];
-    count = 0;
-    statementOf(rows).run(...values);
+    while (written < rows.length) {
+      const chunk = rows.slice(written, written + MAX_ROWS);
+      written += chunk.length;
+      statementOf(chunk.length).run(...chunk.flat());
+    }
+    if (!marks.length) {
+      rows = [];
+      written = 0;
+    }
   };
-  // Written before a transaction statement or a read; dropped by a rollback, or when the
-  // transaction they were held in ended unseen (SQLite rolls back by itself on some errors).
-  const end = (kept: boolean) => {
-    if (kept && db.inTransaction) write();
-    else drop();
+  onHeldEvent(db, (event) => {
+    // Held in a transaction that ended unseen (SQLite rolls back by itself on some errors): gone.
+    if (!db.inTransaction || event === 'drop') return reset();
+    if (event === 'write') return write();
+    if (event === 'savepoint') return void marks.push({ at: rows.length, written });
+    const mark = marks[marks.length - 1];
+    if (event === 'release') {
+      marks.pop();
+      if (!marks.length && written === rows.length) rows = [];
+      if (!rows.length) written = 0;
+      return;
+    }
+    // ROLLBACK TO: its rows gone; those before it that were written inside it are held again.
+    if (!mark) return reset();
+    rows.length = mark.at;
+    written = mark.written;
+  });
+  const flush = () => {
+    if (!db.inTransaction) reset();
+    else if (written < rows.length) write();
   };
-  onHeldFlush(db, end);
   return {
     insert(values) {
       const memo = transactionMemo<number>(db, owner);
       const next = memo?.get('next');
       if (memo === undefined || next === undefined) {
-        // The transaction's first row (or none open): held rows here are of one that ended unseen.
-        drop();
+        // The transaction's first row, or the first after a ROLLBACK TO (the rows held before its
+        // savepoint written first, so SQLite's next id follows them); none open: as before.
+        flush();
         const id = Number(one.run(...values).lastInsertRowid);
         memo?.set('next', id + 1);
         return id;
       }
       memo.set('next', next + 1);
-      held.push(next, ...values);
-      if (++count === MAX_ROWS) write();
+      rows.push([next, ...values]);
+      if (rows.length - written === MAX_ROWS) write();
       return next;
     },
-    flush: () => end(true),
+    flush,
   };
 }

@@ -37,21 +37,29 @@ const transactionMemos = new WeakMap<Db, Map<object, Map<string, unknown>>>();
 const TRANSACTION_END = /\b(BEGIN|COMMIT|END|ROLLBACK)\b/i;
 
 /**
- * Registers `end` for the handle's held rows (./held-rows.ts): called before every transaction
- * statement run through `exec`, `db.transaction()` or `runTransactionStatement`, `kept` false for
- * a ROLLBACK (TO), whose rows are dropped rather than written.
+ * What a transaction statement does to the handle's held rows (./held-rows.ts), told to them
+ * before it runs: `write` (COMMIT, a read of their table: written now), `drop` (BEGIN, ROLLBACK:
+ * none are kept), `savepoint` (SAVEPOINT: the rows held so far are outside it), `release`
+ * (RELEASE: the savepoint's rows are its parent's), `rollbackTo` (ROLLBACK TO: the savepoint's
+ * rows are dropped, and the ones before it that were written inside it are held again).
  */
-export function onHeldFlush(db: Db, end: (kept: boolean) => void): void {
-  const ends = heldEnds.get(db);
-  if (ends) ends.push(end);
-  else heldEnds.set(db, [end]);
-}
-const heldEnds = new WeakMap<Db, ((kept: boolean) => void)[]>();
+export type HeldEvent = 'write' | 'drop' | 'savepoint' | 'release' | 'rollbackTo';
 
-/** Writes (`kept`) or drops the handle's held rows now (./held-rows.ts): before a transaction statement or a read. */
-export function flushHeld(db: Db, kept = true): void {
-  const ends = heldEnds.get(db);
-  if (ends) for (const end of ends) end(kept);
+/**
+ * Registers `on` for the handle's held rows: told of every transaction statement run through
+ * `exec`, `db.transaction()` or `runTransactionStatement` (../store/transaction-statements.ts).
+ */
+export function onHeldEvent(db: Db, on: (event: HeldEvent) => void): void {
+  const listeners = heldListeners.get(db);
+  if (listeners) listeners.push(on);
+  else heldListeners.set(db, [on]);
+}
+const heldListeners = new WeakMap<Db, ((event: HeldEvent) => void)[]>();
+
+/** Tells the handle's held rows (./held-rows.ts) of `event`: `write` before a read of their table. */
+export function flushHeld(db: Db, event: HeldEvent = 'write'): void {
+  const listeners = heldListeners.get(db);
+  if (listeners) for (const on of listeners) on(event);
 }
 const ROLLBACK = /^\s*ROLLBACK\b/i;
 
@@ -70,8 +78,9 @@ export function endsClearMemos(db: Db): void {
   };
   const exec = db.exec.bind(db);
   db.exec = ((sql: string) => {
-    // Held rows go in before whatever `exec` runs (a transaction statement, a savepoint, DDL).
-    flushHeld(db, !ROLLBACK.test(sql));
+    // Held rows go in before whatever `exec` runs (a transaction statement, a savepoint, DDL);
+    // a ROLLBACK (TO) drops them (no held row is older than a savepoint `exec` opened: it wrote them).
+    flushHeld(db, ROLLBACK.test(sql) ? 'drop' : 'write');
     if (!TRANSACTION_END.test(sql)) return exec(sql);
     clear();
     try {
@@ -81,19 +90,26 @@ export function endsClearMemos(db: Db): void {
     }
   }) as Db['exec'];
   const transaction = db.transaction.bind(db);
+  // Whether each `db.transaction()` call in progress began the transaction (else a savepoint).
+  const tops: boolean[] = [];
   db.transaction = ((fn: (...args: unknown[]) => unknown) => {
-    // The rows held before the body are written before its BEGIN or SAVEPOINT, its own before its
-    // COMMIT or RELEASE; a body that throws has its own dropped (they are rolled back with it).
-    const tx = transaction(function heldFlushed(this: unknown, ...args: unknown[]) {
-      flushHeld(db);
+    // Its held rows written before its COMMIT, dropped by its ROLLBACK; as a savepoint, the rows
+    // held before it outside it, its own its parent's at its RELEASE, dropped by its ROLLBACK TO.
+    const tx = transaction(function heldTold(this: unknown, ...args: unknown[]) {
+      const top = tops[tops.length - 1] ?? true;
+      flushHeld(db, top ? 'drop' : 'savepoint');
       let result: unknown;
       try {
         result = fn.apply(this, args);
       } catch (error) {
-        flushHeld(db, false);
+        if (top) flushHeld(db, 'drop');
+        else {
+          flushHeld(db, 'rollbackTo');
+          flushHeld(db, 'release');
+        }
         throw error;
       }
-      flushHeld(db);
+      flushHeld(db, top ? 'write' : 'release');
       return result;
     });
     const ending =
@@ -102,11 +118,13 @@ export function endsClearMemos(db: Db): void {
         const top = !db.inTransaction;
         if (top) clear();
         let threw = true;
+        tops.push(top);
         try {
           const result = variant(...args);
           threw = false;
           return result;
         } finally {
+          tops.pop();
           // Committed or rolled back at the top; a savepoint rolled back when the body threw.
           if (top || threw) clear();
         }
