@@ -5,6 +5,7 @@
  * @module
  */
 import type { Db } from '../store/db';
+import { heldRows } from '../store/held-rows';
 
 /** A stored event; the payload is JSON text. */
 export interface StoredEventRow {
@@ -83,11 +84,14 @@ export interface ImmediateEventStore {
  */
 export type SqliteEventStore = EventStore & { readonly now: ImmediateEventStore };
 
-/** Prepares the statements once on the handle. */
+/**
+ * Prepares the statements once on the handle. Inside a write transaction an event after the
+ * transaction's first is answered its id and held, the transaction's events written by one
+ * multi-row INSERT before its next transaction statement or a read of the log
+ * (../store/held-rows.ts, p-sqlev): ids as each INSERT would have given them.
+ */
 export function createEventStore(db: Db): SqliteEventStore {
-  const insert = db.prepare(
-    'INSERT INTO session_events (session_id, type, payload, created_at) VALUES (?, ?, ?, ?)',
-  );
+  const insert = heldRows(db, 'session_events', ['session_id', 'type', 'payload', 'created_at']);
   const maxId = db.prepare('SELECT coalesce(max(id), 0) AS id FROM session_events WHERE session_id = ?');
   const maxIdBefore = db.prepare(
     'SELECT coalesce(max(id), 0) AS id FROM session_events WHERE session_id = ? AND id < ?',
@@ -96,12 +100,19 @@ export function createEventStore(db: Db): SqliteEventStore {
     'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = ? AND id > ? ORDER BY id',
   );
   const now: ImmediateEventStore = {
-    insert: (sessionId, type, payload, createdAt) =>
-      Number(insert.run(sessionId, type, payload, createdAt).lastInsertRowid),
-    maxId: (sessionId) => (maxId.get(sessionId) as { id: number } | undefined)?.id ?? 0,
-    maxIdBefore: (sessionId, beforeId) =>
-      (maxIdBefore.get(sessionId, beforeId) as { id: number } | undefined)?.id ?? 0,
-    after: (sessionId, afterId) => after.all(sessionId, afterId) as StoredEventRow[],
+    insert: (sessionId, type, payload, createdAt) => insert.insert([sessionId, type, payload, createdAt]),
+    maxId: (sessionId) => {
+      insert.flush();
+      return (maxId.get(sessionId) as { id: number } | undefined)?.id ?? 0;
+    },
+    maxIdBefore: (sessionId, beforeId) => {
+      insert.flush();
+      return (maxIdBefore.get(sessionId, beforeId) as { id: number } | undefined)?.id ?? 0;
+    },
+    after: (sessionId, afterId) => {
+      insert.flush();
+      return after.all(sessionId, afterId) as StoredEventRow[];
+    },
   };
   return {
     now,

@@ -7,6 +7,7 @@
  * @module
  */
 import type { Db } from '../store/db';
+import { flushHeld } from '../store/transaction-memo';
 import type { SessionEvent } from './bus';
 
 /** Which logged events to read. Lists that are given but empty match nothing. */
@@ -81,11 +82,17 @@ export async function loggedEventSpan(db: Db, types: readonly string[]): Promise
 
 export function createEventLogQueries(db: () => Db): EventLogQueries {
   return {
-    find: async (filter) => findLoggedEventsNow(db(), filter),
-    count: async (filter) => countLoggedEventsNow(db(), filter),
-    typeCounts: async (types) => loggedEventTypeCountsNow(db(), types),
-    span: async (types) => loggedEventSpanNow(db(), types),
+    find: async (filter) => findLoggedEventsNow(written(db()), filter),
+    count: async (filter) => countLoggedEventsNow(written(db()), filter),
+    typeCounts: async (types) => loggedEventTypeCountsNow(written(db()), types),
+    span: async (types) => loggedEventSpanNow(written(db()), types),
   };
+}
+
+/** The handle with the events its open transaction holds written (../store/held-rows.ts). */
+function written(db: Db): Db {
+  flushHeld(db);
+  return db;
 }
 
 function findLoggedEventsNow(db: Db, filter: EventLogFilter): SessionEvent[] {

@@ -36,6 +36,33 @@ export function transactionMemo<V>(db: Db, owner: object): Map<string, V> | unde
 const transactionMemos = new WeakMap<Db, Map<object, Map<string, unknown>>>();
 const TRANSACTION_END = /\b(BEGIN|COMMIT|END|ROLLBACK)\b/i;
 
+/**
+ * What a transaction statement does to the handle's held rows (./held-rows.ts), told to them
+ * before it runs: `write` (COMMIT, a read of their table: written now), `drop` (BEGIN, ROLLBACK:
+ * none are kept), `savepoint` (SAVEPOINT: the rows held so far are outside it), `release`
+ * (RELEASE: the savepoint's rows are its parent's), `rollbackTo` (ROLLBACK TO: the savepoint's
+ * rows are dropped, and the ones before it that were written inside it are held again).
+ */
+export type HeldEvent = 'write' | 'drop' | 'savepoint' | 'release' | 'rollbackTo';
+
+/**
+ * Registers `on` for the handle's held rows: told of every transaction statement run through
+ * `exec`, `db.transaction()` or `runTransactionStatement` (../store/transaction-statements.ts).
+ */
+export function onHeldEvent(db: Db, on: (event: HeldEvent) => void): void {
+  const listeners = heldListeners.get(db);
+  if (listeners) listeners.push(on);
+  else heldListeners.set(db, [on]);
+}
+const heldListeners = new WeakMap<Db, ((event: HeldEvent) => void)[]>();
+
+/** Tells the handle's held rows (./held-rows.ts) of `event`: `write` before a read of their table. */
+export function flushHeld(db: Db, event: HeldEvent = 'write'): void {
+  const listeners = heldListeners.get(db);
+  if (listeners) for (const on of listeners) on(event);
+}
+const ROLLBACK = /^\s*ROLLBACK\b/i;
+
 /** Drops the handle's transaction memos now (a transaction statement run without `exec`). */
 export function clearTransactionMemos(db: Db): void {
   const memos = transactionMemos.get(db);
@@ -51,6 +78,9 @@ export function endsClearMemos(db: Db): void {
   };
   const exec = db.exec.bind(db);
   db.exec = ((sql: string) => {
+    // Held rows go in before whatever `exec` runs (a transaction statement, a savepoint, DDL);
+    // a ROLLBACK (TO) drops them (no held row is older than a savepoint `exec` opened: it wrote them).
+    flushHeld(db, ROLLBACK.test(sql) ? 'drop' : 'write');
     if (!TRANSACTION_END.test(sql)) return exec(sql);
     clear();
     try {
@@ -60,19 +90,41 @@ export function endsClearMemos(db: Db): void {
     }
   }) as Db['exec'];
   const transaction = db.transaction.bind(db);
+  // Whether each `db.transaction()` call in progress began the transaction (else a savepoint).
+  const tops: boolean[] = [];
   db.transaction = ((fn: (...args: unknown[]) => unknown) => {
-    const tx = transaction(fn);
+    // Its held rows written before its COMMIT, dropped by its ROLLBACK; as a savepoint, the rows
+    // held before it outside it, its own its parent's at its RELEASE, dropped by its ROLLBACK TO.
+    const tx = transaction(function heldTold(this: unknown, ...args: unknown[]) {
+      const top = tops[tops.length - 1] ?? true;
+      flushHeld(db, top ? 'drop' : 'savepoint');
+      let result: unknown;
+      try {
+        result = fn.apply(this, args);
+      } catch (error) {
+        if (top) flushHeld(db, 'drop');
+        else {
+          flushHeld(db, 'rollbackTo');
+          flushHeld(db, 'release');
+        }
+        throw error;
+      }
+      flushHeld(db, top ? 'write' : 'release');
+      return result;
+    });
     const ending =
       (variant: (...args: unknown[]) => unknown) =>
       (...args: unknown[]) => {
         const top = !db.inTransaction;
         if (top) clear();
         let threw = true;
+        tops.push(top);
         try {
           const result = variant(...args);
           threw = false;
           return result;
         } finally {
+          tops.pop();
           // Committed or rolled back at the top; a savepoint rolled back when the body threw.
           if (top || threw) clear();
         }

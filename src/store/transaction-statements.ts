@@ -9,7 +9,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { preparedOn } from './statement-cache';
-import { clearTransactionMemos } from './transaction-memo';
+import { clearTransactionMemos, flushHeld, type HeldEvent } from './transaction-memo';
 
 type Db = BetterSqlite3.Database;
 
@@ -22,12 +22,22 @@ export const TRANSACTION_STATEMENTS = {
   rollbackTo: 'ROLLBACK TO svc_async',
 } as const;
 type Kind = keyof typeof TRANSACTION_STATEMENTS;
+const HELD_EVENTS: Record<Kind, HeldEvent> = {
+  begin: 'drop',
+  commit: 'write',
+  rollback: 'drop',
+  savepoint: 'savepoint',
+  release: 'release',
+  rollbackTo: 'rollbackTo',
+};
 
 /** Runs one transaction statement on `db` (prepared at its first use on the handle). */
 export function runTransactionStatement(db: Db, kind: Kind): void {
   const statement = preparedOn(db, TRANSACTION_STATEMENTS[kind]);
   // SAVEPOINT and RELEASE neither start nor end what the memos hold (as with `exec`).
   const ends = kind !== 'savepoint' && kind !== 'release';
+  // Held rows (./held-rows.ts) told of it first.
+  flushHeld(db, HELD_EVENTS[kind]);
   if (ends) clearTransactionMemos(db);
   try {
     statement.run();
