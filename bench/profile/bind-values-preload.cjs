@@ -56,7 +56,9 @@ Query.prototype.submit = function timedSubmit(connection) {
 const median = (list) => [...list].sort((a, b) => a - b)[list.length >> 1].toFixed(1);
 process.on('exit', () => {
   const rows = [...byText].sort((a, b) => b[1].times.length - a[1].times.length);
-  const lines = ['bind-values: statement | calls | params | arrays | submit to uncork µs (median) | pg binds'];
+  const lines = [
+    'bind-values: statement | calls | params | arrays | submit to uncork µs (median) | pg binds',
+  ];
   for (const [text, e] of rows)
     lines.push(
       `  ${text.padEnd(48)} | ${e.times.length} | ${e.params} | ${e.arrays} | ${median(e.times)} | ${e.pgBinds}`,

@@ -1,15 +1,13 @@
 /**
- * A statement's array parameters as PostgreSQL array literals, built by svc before pg binds them
- * (issue 18, item 6). pg turns an array parameter into its literal at bind (`prepareValue` →
- * `arrayString`): per element a `prepareValue` call, a `toString` and `escapeElement`'s two regex
- * replaces, each a new string (≈ 0.2–0.4 ms of a lone PostgreSQL compat request at load: the
- * start's and the finish's session and run events go as `text[]` / `bigint[]` columns). Here an
- * array of strings, numbers, booleans, bigints, nulls (or arrays of those) becomes the same literal
- * text, byte for byte as pg's: a string with no control character and no surrogate is quoted by
- * `JSON.stringify` (native, one pass: for such a string it escapes exactly `"` and `\`, as pg's
- * `escapeElement`), any other string by pg's own two replaces. pg then only passes the literal on
- * (`prepareValue` of a string is the string). Any other element (a Date, an object, a Buffer)
- * leaves its array to pg as before.
+ * A statement's array parameter as its PostgreSQL array literal, for the Bind message svc writes
+ * (./bind-message.ts; issue 18, item 6). pg makes it at bind (`prepareValue` → `arrayString`: per
+ * element a `prepareValue` call, a `toString` and `escapeElement`'s two regex replaces); the
+ * start's and the finish's session and run events go as `text[]` / `bigint[]` columns (21 arrays a
+ * lone compat request). Here an array of strings, numbers, booleans, bigints, nulls (or arrays of
+ * those) becomes the same literal text, byte for byte as pg's: a string with no control character
+ * and no surrogate is quoted by `JSON.stringify` (native, one pass: for such a string it escapes
+ * exactly `"` and `\`, as pg's `escapeElement`), any other string by pg's own two replaces. Any
+ * other element (a Date, an object, a Buffer) leaves the statement to pg.
  * @module
  */
 
@@ -18,24 +16,6 @@
  * (as `\n`, `\u0000`) and a surrogate (a lone one as `\udxxx`; a pair is fine, but rare here).
  */
 const NOT_AS_JSON = /[\u0000-\u001f\ud800-\udfff]/;
-
-/**
- * `values` with each array svc can write turned into its literal: a new array when any is, else
- * `values` itself (no array, or none svc writes). The caller's array is never changed.
- */
-export function literalValues<T extends unknown[] | undefined>(values: T): T {
-  if (!values) return values;
-  let out: unknown[] | undefined;
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i];
-    if (!Array.isArray(value)) continue;
-    const literal = arrayLiteral(value);
-    if (literal === undefined) continue;
-    out ??= values.slice();
-    out[i] = literal;
-  }
-  return (out ?? values) as T;
-}
 
 /** pg's `arrayString` of `list` when every element is one svc writes, else undefined. */
 export function arrayLiteral(list: readonly unknown[]): string | undefined {
