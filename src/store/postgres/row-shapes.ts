@@ -11,10 +11,12 @@
  * named twice keeps its last value in its first place, as pg's; `result.fields` is the server's
  * description as before. A description this cannot build (a binary column, a column named
  * `__proto__`) goes through pg's own path. The statement is a subclass of pg's `Query` (so pg's
- * pipeline mode takes it) overriding its row handlers only.
+ * pipeline mode takes it) overriding its row handlers, and its Bind message built by svc
+ * (./bind-message.ts: pg's bytes in one buffer) when its values are ones svc writes.
  * @module
  */
 import type { FieldDef, Query } from 'pg';
+import { bindMessage } from './bind-message';
 import { isStalePlan, type NamedConnection, type PreparedNames } from './prepared-names';
 
 /** A column's text to its value (pg-types' parsers and the pool's own). */
@@ -39,6 +41,13 @@ export interface TypeParsers {
 interface QueryInternals {
   text: string;
   name?: string;
+  values?: unknown[];
+  portal?: string;
+  binary?: boolean;
+  rows?: number;
+  types?: unknown;
+  hasBeenParsed(connection: NamedConnection): boolean;
+  _getRows(connection: NamedConnection, rows: number | undefined): void;
   _result: {
     fields: FieldDef[];
     rows: Row[];
@@ -85,7 +94,22 @@ export function statementClass(
         if (this.name && !names.isKept(this.name)) this.name = undefined;
         names.closeRetired(connection);
       }
-      super.prepare(connection);
+      const bind =
+        this.values?.length && !this.portal && !this.binary ? svcBind(this, connection) : undefined;
+      if (!bind) {
+        super.prepare(connection);
+        return;
+      }
+      // pg's `prepare` (lib/query.js) with svc's Bind message in place of pg-protocol's.
+      const wire = connection as WireConnection;
+      if (!this.hasBeenParsed(connection)) {
+        wire.parse({ text: this.text, name: this.name, types: this.types });
+        if (this.name && connection.submittedNamedStatements)
+          connection.submittedNamedStatements[this.name] = this.text;
+      }
+      wire._send(bind);
+      wire.describe({ type: 'P', name: '' });
+      this._getRows(connection, this.rows);
     }
     override handleError(error: Error, connection: NamedConnection): void {
       if (this.name && isStalePlan(error)) names?.retire(this.name);
@@ -118,6 +142,25 @@ export function statementClass(
     }
   }
   return Statement as unknown as StatementClass;
+}
+
+/** The parts of pg's `Connection` (lib/connection.js) a statement's own Bind is written with. */
+interface WireConnection extends NamedConnection {
+  parse(message: { text: string; name?: string; types?: unknown }): void;
+  describe(message: { type: 'P'; name: string }): void;
+  _send(buffer: Buffer): unknown;
+}
+
+/** The statement's Bind message built by svc (./bind-message.ts), or undefined: pg's own bind. */
+function svcBind(statement: QueryInternals, connection: NamedConnection): Buffer | undefined {
+  const wire = connection as Partial<WireConnection>;
+  if (
+    typeof wire._send !== 'function' ||
+    typeof wire.parse !== 'function' ||
+    typeof wire.describe !== 'function'
+  )
+    return undefined;
+  return bindMessage(statement.name ?? '', statement.values ?? []);
 }
 
 /** The statement's shape for this description: the kept one when it still matches, else a new one. */
