@@ -186,14 +186,16 @@ export abstract class StepRecorderCore {
    * The held text's message written now with the parts so far, its `message.created` and its
    * deltas' events in its statement (`trailing`), the step's `phase` riding: as the message's
    * write at its first delta, its deltas' appends after it (one statement where they were two or
-   * more). `ordered`: its events keep their places in the bus's queue at this call (a stop).
+   * more). Its events keep their places in the bus's queue at this call even when the bus is busy
+   * (`ordered`): they were the first delta's, so a stop's `state.changed` or a call's events
+   * published while the statement is in flight follow them, as on SQLite (STORE-PG-572, 905).
    */
-  protected releaseText(ordered: boolean): Promise<void> {
+  protected releaseText(): Promise<void> {
     const held = this.heldText as { id: string; at: number; events: SessionEventWrite[] };
     this.heldText = undefined;
     const changed = this.partsChanged;
     this.releasing = held.id;
-    const creating = this.creating(this.createAssistant(undefined, held.events, ordered, held.id));
+    const creating = this.creating(this.createAssistant(undefined, held.events, true, held.id));
     this.assistantCreated = creating;
     const done = creating.then(
       () => {
@@ -257,7 +259,7 @@ export abstract class StepRecorderCore {
     this.publishTail();
     // A held text past its bound (FLUSH_MS), or needed: written now, as at its first delta.
     if (this.heldText) {
-      await this.releaseText(false);
+      await this.releaseText();
       return;
     }
     if (!this.dirty || !this.assistant) return;
@@ -405,7 +407,7 @@ export abstract class StepRecorderCore {
 
   /** The assistant message, created once however many callers ask at the same time. */
   protected async ensureAssistant() {
-    if (!this.assistantCreated && this.heldText) await this.releaseText(false);
+    if (!this.assistantCreated && this.heldText) await this.releaseText();
     // A start held for the step end (`deferStart`) is written with the message.
     if (!this.assistantCreated && this.deferred) await this.startDeferred(false);
     this.assistantCreated ??= this.creating(this.createAssistant());

@@ -36,7 +36,7 @@ export class StepRecorder extends StepRecorderCore {
     // The read's held deltas go first, as they were published (p-pgtail).
     this.publishTail();
     // A held text goes first, as it was written (its deltas' events before the call's).
-    if (this.heldText) await this.releaseText(false);
+    if (this.heldText) await this.releaseText();
     // Another call after a held result: the result's message and `tool.finished` go first.
     if (this.heldResult && !this.toolCalls.some((c) => c.tool_call_id === call.tool_call_id))
       await this.releaseTool();
@@ -190,7 +190,7 @@ export class StepRecorder extends StepRecorderCore {
     // The read's held deltas first (p-pgtail): a stop's `cancelling` follows them, as on SQLite.
     this.publishTail();
     const starting = this.heldText
-      ? this.releaseText(ordered)
+      ? this.releaseText()
       : this.deferred
         ? this.startDeferred(ordered)
         : undefined;
@@ -376,7 +376,7 @@ export class StepRecorder extends StepRecorderCore {
   release(): Promise<void> | undefined {
     if (this.assistant) return undefined;
     if (this.assistantCreated) return this.assistantCreated;
-    if (this.heldText) return this.releaseText(false);
+    if (this.heldText) return this.releaseText();
     if (this.deferred) return this.startDeferred(false);
     return this.parts.length > 0 ? this.ensureAssistant() : undefined;
   }

@@ -9,6 +9,7 @@
  * finish waits for the cancel: whatever the load.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { StepRecorder } from '../../src/agent/step-recorder';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
@@ -84,6 +85,76 @@ describe.skipIf(!pg.available)('a text step’s first text while it is being wri
     expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
     const replayed = (await r.app.bus.replay(r.session.id, 0)).events;
     expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
+  });
+
+  it('STORE-PG-905: the bus busy with another write when the first text’s release goes, a cancel at the second delta: the text’s message.created keeps its place before the stop’s state.changed, as on SQLite', async () => {
+    let cancelled = (_done: Promise<unknown>) => {};
+    const script = () => {
+      const done = new Promise<unknown>((resolve) => {
+        cancelled = resolve;
+      });
+      return [reply().text('one two three four five six seven').slow(5).pauseAt(3, done), reply().text('no')];
+    };
+    const spies: (() => void)[] = [];
+    let armed: Promise<void> | undefined;
+    // At the first delta, an event published whose write is slowed on PostgreSQL: the bus is busy
+    // when the held text's release goes (the read's end), so its events cannot join its statement.
+    const started = async (app: App, sessionId: string) => {
+      await armed;
+      let deltas = 0;
+      const textDelta = StepRecorder.prototype.textDelta;
+      const spy = vi.spyOn(StepRecorder.prototype, 'textDelta').mockImplementation(function (
+        this: StepRecorder,
+        ...args: Parameters<StepRecorder['textDelta']>
+      ) {
+        const out = textDelta.apply(this, args);
+        deltas += 1;
+        if (deltas === 1)
+          app.bus.publish(sessionId, 'context.usage', {
+            session_id: sessionId,
+            input_tokens: 1,
+            context_window: 100,
+            ratio: 0.01,
+            busy: true,
+          });
+        if (deltas === 2) cancelled(app.agent.cancel(sessionId));
+        return out;
+      });
+      spies.push(() => spy.mockRestore());
+    };
+    let lite: Run;
+    let r: Run;
+    try {
+      lite = await storeRun(undefined, script(), { tools: [], title: 'cancel text busy', closers, started });
+      for (const restore of spies.splice(0)) restore();
+      r = await storeRun(pg.cluster(), script(), {
+        tools: [],
+        title: 'cancel text busy',
+        closers,
+        started,
+        client: (sql) => {
+          armed = (async () => {
+            await slowRelease(sql);
+            await sql.run(`CREATE FUNCTION svc_test_slow_usage() RETURNS trigger LANGUAGE plpgsql AS $fn$
+              BEGIN
+                IF NEW.type = 'context.usage' AND NEW.payload LIKE '%"busy":true%' THEN PERFORM pg_sleep(0.2); END IF;
+                RETURN NEW;
+              END $fn$`);
+            await sql.run(`CREATE TRIGGER svc_test_slow_usage BEFORE INSERT ON session_events FOR EACH ROW
+              EXECUTE FUNCTION svc_test_slow_usage()`);
+          })();
+          return sql;
+        },
+      });
+    } finally {
+      for (const restore of spies.splice(0)) restore();
+    }
+    expect(lite.status).toBe('cancelled');
+    expect(r.status).toBe('cancelled');
+    expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+    expect(allTypes(r)).toEqual(allTypes(lite));
+    const ids = r.sessionEvents.map((e) => e.id);
+    expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
   });
 
   it('STORE-PG-573: that statement refused once while the second delta waits behind it: the text held again with both deltas and written by the step end; the run completes with the whole text, the session log, run events and messages SQLite’s', async () => {

@@ -138,7 +138,12 @@ describe.skipIf(!pg.available)('session rows kept on PostgreSQL (migration 43)',
       const turns = [];
       for (let i = 0; i < steps; i++) turns.push(reply().toolCall('get_workflow_phase', {}).usage(100, 20));
       turns.push(reply().text('done').usage(130, 10));
-      const { app } = await agentApp(turns, { postgres: sql });
+      // The node's heartbeat (every 3 s by default) is a statement of its own: on a loaded box one fell
+      // between the session read and the step's statement (19, not 18). An hour apart, none does.
+      const { app } = await agentApp(turns, {
+        postgres: sql,
+        extraConfig: { store: { node_heartbeat_ms: 3_600_000, node_stale_ms: 7_200_000 } },
+      });
       closers.push(async () => {
         await app.close();
         await sql.close();
