@@ -1,0 +1,66 @@
+// V8's promoted bytes a request and a scavenge under the compat load, nothing else in the service
+// (issue 17 item 4, p-pin): the compat bench's load (warm-up, then BENCH_ROUNDS rounds of
+// BENCH_CONCURRENCY streaming requests, 500 ms apart) against the built svc with `--trace-gc-nvp`
+// only (./promoted.mjs adds a sampling heap profiler); rounds after BENCH_SKIP counted. For probes:
+// BENCH_NODE_ARGS adds the service's Node flags (e.g. `--require /tmp/probe.cjs` turning one suspect
+// off). `node bench/profile/promoted-nvp.mjs` (BENCH_SVC_BIN as the other benches).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { compatBody, fakeProvider, round, streamOnce } from '../compat.bench.mjs';
+import { startService } from '../service-process.mjs';
+
+const BIN = process.env.BENCH_SVC_BIN ?? resolve(import.meta.dirname, '../../dist/main.js');
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 150);
+const SKIP = Number(process.env.BENCH_SKIP ?? 10);
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const TOKEN = 'bench-token';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const ws = mkdtempSync(join(tmpdir(), 'svc-bench-nvp-'));
+const provider = await fakeProvider();
+writeFileSync(
+  join(ws, 'svc.toml'),
+  `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
+);
+let counting = false;
+let scavenges = 0;
+let promoted = 0;
+let fullGcs = 0;
+const started = startService({
+  bin: BIN,
+  ws,
+  nodeArgs: ['--trace-gc-nvp', ...NODE_ARGS],
+  onLine(line) {
+    if (!counting) return;
+    const kind = /gc=(\S+)/.exec(line)?.[1];
+    if (kind === 's') {
+      scavenges++;
+      promoted += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0);
+    } else if (kind === 'mc' || kind === 'mmc') fullGcs++;
+  },
+});
+const child = started.child;
+const svcUrl = `${await started.url}/v1`;
+const body = compatBody('bench request');
+const auth = { authorization: `Bearer ${TOKEN}` };
+await round(20, (i) => streamOnce(svcUrl, auth, body(i)));
+let requests = 0;
+let errors = 0;
+for (let r = 1; r <= ROUNDS; r++) {
+  if (r === SKIP + 1) counting = true;
+  const result = await round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i)));
+  errors += result.errors.length;
+  if (counting) requests += result.latencies.length;
+  await sleep(500);
+}
+counting = false;
+const kb = (b) => (b / 1024).toFixed(1);
+console.log(
+  `${scavenges} scavenges, ${fullGcs} full GCs over ${requests} requests (${errors} errors); promoted ${kb(promoted / Math.max(1, scavenges))} KB a scavenge, ${kb(promoted / Math.max(1, requests))} KB a request`,
+);
+child.kill('SIGTERM');
+await new Promise((w) => child.on('exit', w));
+provider.server.close();
+rmSync(ws, { recursive: true, force: true });
