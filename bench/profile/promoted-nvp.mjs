@@ -3,7 +3,10 @@
 // BENCH_CONCURRENCY streaming requests, 500 ms apart) against the built svc with `--trace-gc-nvp`
 // only (./promoted.mjs adds a sampling heap profiler); rounds after BENCH_SKIP counted. For probes:
 // BENCH_NODE_ARGS adds the service's Node flags (e.g. `--require /tmp/probe.cjs` turning one suspect
-// off). `node bench/profile/promoted-nvp.mjs` (BENCH_SVC_BIN as the other benches).
+// off). BENCH_IDLE_SCAVENGES=1: after the rounds and a pause, two scavenges forced with no request
+// running (./idle-scavenges-preload.mjs), each one's promoted bytes printed: the second promotes
+// what of the ended requests outlived the first. `node bench/profile/promoted-nvp.mjs` (BENCH_SVC_BIN
+// as the other benches).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,7 +17,14 @@ const BIN = process.env.BENCH_SVC_BIN ?? resolve(import.meta.dirname, '../../dis
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 150);
 const SKIP = Number(process.env.BENCH_SKIP ?? 10);
-const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const IDLE = process.env.BENCH_IDLE_SCAVENGES === '1';
+const NODE_ARGS = [
+  ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ...(IDLE ? ['--expose-gc', `--import=${new URL('./idle-scavenges-preload.mjs', import.meta.url)}`] : []),
+];
+/** The forced scavenges' lines: `idle-scavenge N` then its nvp line. */
+const idle = [];
+let idleAt = 0;
 const TOKEN = 'bench-token';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -33,6 +43,12 @@ const started = startService({
   ws,
   nodeArgs: ['--trace-gc-nvp', ...NODE_ARGS],
   onLine(line) {
+    const forced = /^idle-scavenge (\d)/.exec(line);
+    if (forced) idleAt = Number(forced[1]);
+    else if (idleAt && /gc=s /.test(line)) {
+      idle.push({ n: idleAt, promoted: Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0), line });
+      idleAt = 0;
+    }
     if (!counting) return;
     const kind = /gc=(\S+)/.exec(line)?.[1];
     if (kind === 's') {
@@ -60,6 +76,15 @@ const kb = (b) => (b / 1024).toFixed(1);
 console.log(
   `${scavenges} scavenges, ${fullGcs} full GCs over ${requests} requests (${errors} errors); promoted ${kb(promoted / Math.max(1, scavenges))} KB a scavenge, ${kb(promoted / Math.max(1, requests))} KB a request`,
 );
+if (IDLE) {
+  await sleep(1000);
+  child.kill('SIGUSR2');
+  for (let waited = 0; waited < 10_000 && idle.length < 2; waited += 50) await sleep(50);
+  for (const s of idle)
+    console.log(
+      `forced scavenge ${s.n}, no request running: promoted ${kb(s.promoted)} KB (${kb(s.promoted / Math.max(1, requests))} KB a counted request)`,
+    );
+}
 child.kill('SIGTERM');
 await new Promise((w) => child.on('exit', w));
 provider.server.close();
