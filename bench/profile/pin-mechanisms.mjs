@@ -4,14 +4,18 @@
 // mechanism per request that reaches them. After the load, two scavenges 50 ms apart with nothing
 // running: the second's promoted bytes are what of the ended requests outlived the first.
 // `node --expose-gc --trace-gc-nvp bench/profile/pin-mechanisms.mjs` with V=none|ac|acsig|any|
-// timeout|fr|als|finished|abortsig|proto|cls|fnproto|setproto (prints the nvp lines; read the
-// `promoted=` of the line after `idle-scavenge 2`).
+// timeout|fr|als|finished|abortsig|proto|cls|fnproto|setproto|immediate|immarg|timer|tick|wmlive|
+// wmreq|fsstat|fspstat|fsread (prints the nvp lines; read the `promoted=` of the line after `idle-scavenge 2`).
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { readFile, stat } from 'node:fs';
+import { stat as statP } from 'node:fs/promises';
 import http from 'node:http';
 import { addAbortSignal, finished, PassThrough } from 'node:stream';
 
 const V = process.env.V ?? '';
 const als = new AsyncLocalStorage();
+const byKey = new WeakMap();
+const longLived = {};
 const upstream = http.createServer((req, res) => {
   req.resume();
   req.on('end', () => {
@@ -54,6 +58,15 @@ const server = http.createServer((req, res) => {
       const o = {};
       Object.setPrototypeOf(o, { junk });
     }
+    if (V === 'immediate') setImmediate(() => junk.length);
+    if (V === 'immarg') setImmediate((j) => j.length, junk);
+    if (V === 'timer') clearTimeout(setTimeout(() => junk.length, 60_000));
+    if (V === 'tick') process.nextTick(() => junk.length);
+    if (V === 'wmlive') byKey.set(longLived, { junk });
+    if (V === 'wmreq') byKey.set(res, { junk });
+    if (V === 'fsstat') stat(import.meta.filename, () => junk.length);
+    if (V === 'fspstat') statP(import.meta.filename).then(() => junk.length);
+    if (V === 'fsread') readFile(import.meta.filename, () => junk.length);
     if (V === 'ac') {
       const ac = new AbortController();
       ac.signal.addEventListener('abort', () => junk.length, { once: true });

@@ -25,6 +25,8 @@ const NODE_ARGS = [
 /** The forced scavenges' lines: `idle-scavenge N` then its nvp line. */
 const idle = [];
 let idleAt = 0;
+/** Requests ended since the last scavenge V8 ran by itself (rounds after BENCH_SKIP). */
+let sinceScavenge = 0;
 const TOKEN = 'bench-token';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -53,6 +55,7 @@ const started = startService({
     const kind = /gc=(\S+)/.exec(line)?.[1];
     if (kind === 's') {
       scavenges++;
+      sinceScavenge = 0;
       promoted += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0);
     } else if (kind === 'mc' || kind === 'mmc') fullGcs++;
   },
@@ -69,6 +72,7 @@ for (let r = 1; r <= ROUNDS; r++) {
   const result = await round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i)));
   errors += result.errors.length;
   if (counting) requests += result.latencies.length;
+  if (counting) sinceScavenge += result.latencies.length;
   await sleep(500);
 }
 counting = false;
@@ -82,7 +86,7 @@ if (IDLE) {
   for (let waited = 0; waited < 10_000 && idle.length < 2; waited += 50) await sleep(50);
   for (const s of idle)
     console.log(
-      `forced scavenge ${s.n}, no request running: promoted ${kb(s.promoted)} KB (${kb(s.promoted / Math.max(1, requests))} KB a counted request)`,
+      `forced scavenge ${s.n}, no request running: promoted ${kb(s.promoted)} KB; ${sinceScavenge} requests ended since V8's last own scavenge (${kb(s.promoted / Math.max(1, sinceScavenge))} KB a request)`,
     );
 }
 child.kill('SIGTERM');
