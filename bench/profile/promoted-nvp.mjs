@@ -28,6 +28,17 @@ let idleAt = 0;
 /** Requests ended since the last scavenge V8 ran by itself (rounds after BENCH_SKIP). */
 let sinceScavenge = 0;
 const TOKEN = 'bench-token';
+/** One request with a JSON answer (`BENCH_NVP_JSON=1`). */
+async function jsonOnce(url, headers, payload) {
+  const response = await fetch(`${url}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(payload),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${text.slice(0, 200)}`);
+  return 0;
+}
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const ws = mkdtempSync(join(tmpdir(), 'svc-bench-nvp-'));
@@ -62,14 +73,19 @@ const started = startService({
 });
 const child = started.child;
 const svcUrl = `${await started.url}/v1`;
-const body = compatBody('bench request');
+// BENCH_NVP_JSON=1: the same requests without `stream` (a JSON answer, no SSE stream).
+const JSON_ANSWER = process.env.BENCH_NVP_JSON === '1';
+const streamed = compatBody('bench request');
+const body = JSON_ANSWER ? (i) => ({ model: 'fake/m1', messages: streamed(i).messages }) : streamed;
 const auth = { authorization: `Bearer ${TOKEN}` };
 await round(20, (i) => streamOnce(svcUrl, auth, body(i)));
 let requests = 0;
 let errors = 0;
 for (let r = 1; r <= ROUNDS; r++) {
   if (r === SKIP + 1) counting = true;
-  const result = await round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i)));
+  const result = await round(CONCURRENCY, (i) =>
+    JSON_ANSWER ? jsonOnce(svcUrl, auth, body(i)) : streamOnce(svcUrl, auth, body(i)),
+  );
   errors += result.errors.length;
   if (counting) requests += result.latencies.length;
   if (counting) sinceScavenge += result.latencies.length;
