@@ -39,6 +39,13 @@ async function jsonOnce(url, headers, payload) {
   if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${text.slice(0, 200)}`);
   return 0;
 }
+/** One `GET /v1/models` (`BENCH_NVP_MODELS=1`). */
+async function modelsOnce(url, headers) {
+  const response = await fetch(`${url}/models`, { headers });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${text.slice(0, 200)}`);
+  return 0;
+}
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const ws = mkdtempSync(join(tmpdir(), 'svc-bench-nvp-'));
@@ -75,6 +82,8 @@ const child = started.child;
 const svcUrl = `${await started.url}/v1`;
 // BENCH_NVP_JSON=1: the same requests without `stream` (a JSON answer, no SSE stream).
 const JSON_ANSWER = process.env.BENCH_NVP_JSON === '1';
+// BENCH_NVP_MODELS=1: `GET /v1/models` instead (svc's HTTP front and auth, no run).
+const MODELS = process.env.BENCH_NVP_MODELS === '1';
 const streamed = compatBody('bench request');
 const body = JSON_ANSWER ? (i) => ({ model: 'fake/m1', messages: streamed(i).messages }) : streamed;
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -84,7 +93,11 @@ let errors = 0;
 for (let r = 1; r <= ROUNDS; r++) {
   if (r === SKIP + 1) counting = true;
   const result = await round(CONCURRENCY, (i) =>
-    JSON_ANSWER ? jsonOnce(svcUrl, auth, body(i)) : streamOnce(svcUrl, auth, body(i)),
+    MODELS
+      ? modelsOnce(svcUrl, auth)
+      : JSON_ANSWER
+        ? jsonOnce(svcUrl, auth, body(i))
+        : streamOnce(svcUrl, auth, body(i)),
   );
   errors += result.errors.length;
   if (counting) requests += result.latencies.length;
