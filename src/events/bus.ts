@@ -157,7 +157,8 @@ export interface EventBus {
   /**
    * The session's user is done with it (a compat request's end, issue 17 item 4): its ring leaves
    * memory now, as the `maxRings` bound would drop it later, unless the session has listeners, an
-   * event of it is queued or held, or there is no log. Used again (a replay, a `Last-Event-ID`, a new
+   * event of it is queued or held, or there is no log or one that does not answer at once
+   * (PostgreSQL: reading it back would be a query). Used again (a replay, a `Last-Event-ID`, a new
    * event), it is read back from the log as it was. Absent: rings leave by the bound only.
    */
   release?(sessionId: string): void;
@@ -311,7 +312,8 @@ export function createEventBus(deps: {
         if (set.size === 0 && listeners.get(sessionId) === set) listeners.delete(sessionId);
       };
     },
-    release: releaser({ idle, flush, holds: held.holds, rings }),
+    // SQLite's log only: a released ring read back on PostgreSQL is a query (a pool checkout).
+    release: releaser({ idle, flush, holds: held.holds, rings, immediate: () => immediate() !== undefined }),
     ...ringReads({ sharedLog, log, rings, enqueue, flush, releaseOwn: held.releaseOwn }),
     follow(feed) {
       shared = true;
@@ -333,9 +335,11 @@ function releaser(deps: {
   flush: () => Promise<void>;
   holds: (sessionId: string) => boolean;
   rings: Pick<RingCache, 'release'>;
+  immediate: () => boolean;
 }): (sessionId: string) => void {
   const { idle, holds, rings } = deps;
   return (sessionId) => {
+    if (!deps.immediate()) return;
     const now = () => !holds(sessionId) && rings.release(sessionId);
     if (idle()) now();
     else
