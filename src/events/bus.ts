@@ -154,6 +154,14 @@ export interface EventBus {
    * held (they are stored and delivered at its end); none outside one. Not stored: no id.
    */
   heldOwn(): readonly Omit<SessionEvent, 'id'>[];
+  /**
+   * The session's user is done with it (a compat request's end, issue 17 item 4): its ring leaves
+   * memory now, as the `maxRings` bound would drop it later, unless the session has listeners, an
+   * event of it is queued or held, or there is no log or one that does not answer at once
+   * (PostgreSQL: reading it back would be a query). Used again (a replay, a `Last-Event-ID`, a new
+   * event), it is read back from the log as it was. Absent: rings leave by the bound only.
+   */
+  release?(sessionId: string): void;
   /** Listen to one session, or to every session with '*'. Returns the unsubscribe function. */
   subscribe(sessionId: string, listener: EventListener): () => void;
   /** Events after `afterId` (exclusive). */
@@ -304,6 +312,8 @@ export function createEventBus(deps: {
         if (set.size === 0 && listeners.get(sessionId) === set) listeners.delete(sessionId);
       };
     },
+    // SQLite's log only: a released ring read back on PostgreSQL is a query (a pool checkout).
+    release: releaser({ idle, flush, holds: held.holds, rings, immediate: () => immediate() !== undefined }),
     ...ringReads({ sharedLog, log, rings, enqueue, flush, releaseOwn: held.releaseOwn }),
     follow(feed) {
       shared = true;
@@ -313,6 +323,30 @@ export function createEventBus(deps: {
       closed = true;
       listeners.clear();
     },
+  };
+}
+
+/**
+ * `release`: the ring leaves now, or, mid-delivery (a compat request ends in its run's last event's
+ * delivery), once the queue has delivered what it holds.
+ */
+function releaser(deps: {
+  idle: () => boolean;
+  flush: () => Promise<void>;
+  holds: (sessionId: string) => boolean;
+  rings: Pick<RingCache, 'release'>;
+  immediate: () => boolean;
+}): (sessionId: string) => void {
+  const { idle, holds, rings } = deps;
+  return (sessionId) => {
+    if (!deps.immediate()) return;
+    const now = () => !holds(sessionId) && rings.release(sessionId);
+    if (idle()) now();
+    else
+      void deps.flush().then(
+        () => idle() && now(),
+        () => {},
+      );
   };
 }
 

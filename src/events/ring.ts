@@ -106,6 +106,13 @@ export function ringCache(options: {
    * append's previous id: the load's `maxId` read saved); the ring in memory when there is one.
    */
   start(sessionId: string, evictedUpTo: number): Ring;
+  /**
+   * The session's ring leaves memory now unless the session has listeners (or its ring is the only
+   * copy of its events: no log), as `maxRings` would drop it later: read back from the log as it was
+   * when it is used again. For a session whose user is done (a compat request's, issue 17 item 4).
+   * Whether it left.
+   */
+  release(sessionId: string): boolean;
   /** A mark of now, for `since`. */
   mark(): number;
   /**
@@ -140,6 +147,18 @@ export function ringCache(options: {
     return ring;
   };
 
+  /** Takes the session's ring out of memory, remembering where the log is to be read from. */
+  const drop = (id: string, ring: Ring) => {
+    rings.delete(id);
+    if (newest === id) newest = undefined;
+    const before = unread(ring) ? ring.events[0]?.id : undefined;
+    // An empty ring never read leaves nothing to remember: loaded again, it reads the log then.
+    if (unread(ring) && before === undefined) return;
+    dropped.set(id, before === undefined ? ring.evictedUpTo : { before });
+    // The marks are small, but bounded too: past this a session's ring starts empty, as after a restart.
+    if (dropped.size > maxRings * 64) dropped.delete(dropped.keys().next().value as string);
+  };
+
   /** Drops least recently used rings without listeners until `maxRings` are left (never `keep`). */
   const dropIdle = (keep: string) => {
     // Without a log a ring is the only copy of its events.
@@ -147,13 +166,7 @@ export function ringCache(options: {
     for (const [id, ring] of rings) {
       if (rings.size <= maxRings) break;
       if (id === keep || options.listened(id)) continue;
-      rings.delete(id);
-      const before = unread(ring) ? ring.events[0]?.id : undefined;
-      // An empty ring never read leaves nothing to remember: loaded again, it reads the log then.
-      if (unread(ring) && before === undefined) continue;
-      dropped.set(id, before === undefined ? ring.evictedUpTo : { before });
-      // The marks are small, but bounded too: past this a session's ring starts empty, as after a restart.
-      if (dropped.size > maxRings * 64) dropped.delete(dropped.keys().next().value as string);
+      drop(id, ring);
     }
   };
 
@@ -173,6 +186,12 @@ export function ringCache(options: {
     peek: (sessionId) => rings.get(sessionId),
     unknown: (sessionId) => !rings.has(sessionId) && !loading.has(sessionId) && !dropped.has(sessionId),
     start: (sessionId, evictedUpTo) => rings.get(sessionId) ?? keep(sessionId, { events: [], evictedUpTo }),
+    release(sessionId) {
+      const ring = rings.get(sessionId);
+      if (!ring || !log() || options.listened(sessionId)) return false;
+      drop(sessionId, ring);
+      return true;
+    },
     mark: () => made,
     since: (ring, mark) => (madeAt.get(ring) ?? 0) > mark,
     get(sessionId) {

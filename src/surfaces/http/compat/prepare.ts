@@ -122,10 +122,11 @@ export async function prepare(c: Context, app: App): Promise<Prepared> {
     if (!bound) await importHistory(app, session.id, conversation);
     sessionId = session.id;
     release = runtime.enter(session.id, conversation.system);
-    unsubscribe = app.bus.subscribe(session.id, (event) => {
+    const off = app.bus.subscribe(session.id, (event) => {
       if (listener) listener(event);
       else early.push(event);
     });
+    unsubscribe = bound ? off : releasing(app, session.id, off);
     return session;
   };
   try {
@@ -214,6 +215,17 @@ function answerState(
     prepared.finishing = finishInRunFinish(app, prepared);
   };
   return { prepared, finishWith };
+}
+
+/**
+ * A session this request made: nobody else listened to it, so its ring leaves memory with the
+ * request (issue 17 item 4, p-pin); a bound one's stays for its next request.
+ */
+function releasing(app: App, sessionId: string, off: () => void): () => void {
+  return () => {
+    off();
+    app.bus.release?.(sessionId);
+  };
 }
 
 async function importHistory(app: App, sessionId: string, conversation: Conversation): Promise<void> {
