@@ -78,6 +78,11 @@ export async function sessionLogSound(r: Run) {
  * records, right after it is recorded; answers the spy's restore.
  */
 export function atTextDelta(n: number, act: (recorder: StepRecorder) => void): () => void {
+  return atTextDeltas({ [n]: act });
+}
+
+/** As `atTextDelta`, an action for each of several deltas (keyed by their count from 1). */
+export function atTextDeltas(acts: Record<number, (recorder: StepRecorder) => void>): () => void {
   let deltas = 0;
   const textDelta = StepRecorder.prototype.textDelta;
   const spy = vi.spyOn(StepRecorder.prototype, 'textDelta').mockImplementation(function (
@@ -85,7 +90,7 @@ export function atTextDelta(n: number, act: (recorder: StepRecorder) => void): (
     ...args: Parameters<StepRecorder['textDelta']>
   ) {
     const out = textDelta.apply(this, args);
-    if (++deltas === n) act(this);
+    acts[++deltas]?.(this);
     return out;
   });
   return () => spy.mockRestore();

@@ -9,11 +9,10 @@
  * finish waits for the cancel: whatever the load.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { StepRecorder } from '../../src/agent/step-recorder';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
 import { reply } from '../helpers/fake-provider';
-import { atTextDelta } from '../helpers/held-step';
+import { atTextDeltas } from '../helpers/held-step';
 import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 
@@ -43,9 +42,17 @@ describe.skipIf(!pg.available)('a text step’s first text while it is being wri
     for (const close of closers.splice(0).reverse()) await close();
   });
 
-  it('STORE-PG-572: a cancel at the second delta, which comes while the first text’s statement is in flight: that delta’s event before the stop’s state.changed, the session log, run events and messages SQLite’s', async () => {
+  /**
+   * The text in two pieces 5 ms apart, cancelled at the second delta, the model's finish (chunk 3)
+   * waiting for the cancel; on SQLite, then on PostgreSQL with `arm`'s faults. `atFirst`: done at
+   * the first delta on both.
+   */
+  async function cancelAtSecondDelta(
+    title: string,
+    arm: (sql: SqlClient) => Promise<void>,
+    atFirst?: (app: App, sessionId: string) => void,
+  ): Promise<{ lite: Run; r: Run }> {
     let cancelled = (_done: Promise<unknown>) => {};
-    // The text in two pieces 5 ms apart; the finish (chunk 3) waits for the cancel.
     const script = () => {
       const done = new Promise<unknown>((resolve) => {
         cancelled = resolve;
@@ -56,105 +63,66 @@ describe.skipIf(!pg.available)('a text step’s first text while it is being wri
     let armed: Promise<void> | undefined;
     const started = async (app: App, sessionId: string) => {
       await armed;
-      spies.push(atTextDelta(2, () => cancelled(app.agent.cancel(sessionId))));
+      spies.push(
+        atTextDeltas({
+          1: () => atFirst?.(app, sessionId),
+          2: () => cancelled(app.agent.cancel(sessionId)),
+        }),
+      );
     };
-    let lite: Run;
-    let r: Run;
     try {
-      lite = await storeRun(undefined, script(), { tools: [], title: 'cancel text', closers, started });
+      const lite = await storeRun(undefined, script(), { tools: [], title, closers, started });
       for (const restore of spies.splice(0)) restore();
-      r = await storeRun(pg.cluster(), script(), {
-        tools: [],
-        title: 'cancel text',
-        closers,
-        started,
-        client: (sql) => {
-          armed = slowRelease(sql);
-          return sql;
-        },
-      });
+      const client = (sql: SqlClient) => {
+        armed = arm(sql);
+        return sql;
+      };
+      const r = await storeRun(pg.cluster(), script(), { tools: [], title, closers, started, client });
+      expect(lite.status).toBe('cancelled');
+      expect(r.status).toBe('cancelled');
+      expect(storeRunShape(r)).toEqual(storeRunShape(lite));
+      expect(allTypes(r)).toEqual(allTypes(lite));
+      const ids = r.sessionEvents.map((e) => e.id);
+      expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
+      return { lite, r };
     } finally {
       for (const restore of spies.splice(0)) restore();
     }
-    expect(lite.status).toBe('cancelled');
-    expect(r.status).toBe('cancelled');
-    expect(storeRunShape(r)).toEqual(storeRunShape(lite));
-    expect(allTypes(r)).toEqual(allTypes(lite));
+  }
+
+  it('STORE-PG-572: a cancel at the second delta, which comes while the first text’s statement is in flight: that delta’s event before the stop’s state.changed, the session log, run events and messages SQLite’s', async () => {
+    const { r } = await cancelAtSecondDelta('cancel text', (sql) => slowRelease(sql));
     expect(allTypes(r).filter((t) => t === 'message.delta')).toHaveLength(2);
-    const ids = r.sessionEvents.map((e) => e.id);
-    expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
     const replayed = (await r.app.bus.replay(r.session.id, 0)).events;
     expect(replayed.map((e) => [e.id, e.type])).toEqual(r.sessionEvents.map((e) => [e.id, e.type]));
   });
 
   it('STORE-PG-905: the bus busy with another write when the first text’s release goes, a cancel at the second delta: the text’s message.created keeps its place before the stop’s state.changed, as on SQLite', async () => {
-    let cancelled = (_done: Promise<unknown>) => {};
-    const script = () => {
-      const done = new Promise<unknown>((resolve) => {
-        cancelled = resolve;
-      });
-      return [reply().text('one two three four five six seven').slow(5).pauseAt(3, done), reply().text('no')];
-    };
-    const spies: (() => void)[] = [];
-    let armed: Promise<void> | undefined;
     // At the first delta, an event published whose write is slowed on PostgreSQL: the bus is busy
     // when the held text's release goes (the read's end), so its events cannot join its statement.
-    const started = async (app: App, sessionId: string) => {
-      await armed;
-      let deltas = 0;
-      const textDelta = StepRecorder.prototype.textDelta;
-      const spy = vi.spyOn(StepRecorder.prototype, 'textDelta').mockImplementation(function (
-        this: StepRecorder,
-        ...args: Parameters<StepRecorder['textDelta']>
-      ) {
-        const out = textDelta.apply(this, args);
-        deltas += 1;
-        if (deltas === 1)
-          app.bus.publish(sessionId, 'context.usage', {
-            session_id: sessionId,
-            input_tokens: 1,
-            context_window: 100,
-            ratio: 0.01,
-            busy: true,
-          });
-        if (deltas === 2) cancelled(app.agent.cancel(sessionId));
-        return out;
+    const busy = (app: App, sessionId: string) =>
+      app.bus.publish(sessionId, 'context.usage', {
+        session_id: sessionId,
+        input_tokens: 1,
+        context_window: 100,
+        ratio: 0.01,
+        busy: true,
       });
-      spies.push(() => spy.mockRestore());
-    };
-    let lite: Run;
-    let r: Run;
-    try {
-      lite = await storeRun(undefined, script(), { tools: [], title: 'cancel text busy', closers, started });
-      for (const restore of spies.splice(0)) restore();
-      r = await storeRun(pg.cluster(), script(), {
-        tools: [],
-        title: 'cancel text busy',
-        closers,
-        started,
-        client: (sql) => {
-          armed = (async () => {
-            await slowRelease(sql);
-            await sql.run(`CREATE FUNCTION svc_test_slow_usage() RETURNS trigger LANGUAGE plpgsql AS $fn$
-              BEGIN
-                IF NEW.type = 'context.usage' AND NEW.payload LIKE '%"busy":true%' THEN PERFORM pg_sleep(0.2); END IF;
-                RETURN NEW;
-              END $fn$`);
-            await sql.run(`CREATE TRIGGER svc_test_slow_usage BEFORE INSERT ON session_events FOR EACH ROW
-              EXECUTE FUNCTION svc_test_slow_usage()`);
-          })();
-          return sql;
-        },
-      });
-    } finally {
-      for (const restore of spies.splice(0)) restore();
-    }
-    expect(lite.status).toBe('cancelled');
-    expect(r.status).toBe('cancelled');
-    expect(storeRunShape(r)).toEqual(storeRunShape(lite));
-    expect(allTypes(r)).toEqual(allTypes(lite));
-    const ids = r.sessionEvents.map((e) => e.id);
-    expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
+    const { r } = await cancelAtSecondDelta(
+      'cancel text busy',
+      async (sql) => {
+        await slowRelease(sql);
+        await sql.run(`CREATE FUNCTION svc_test_slow_usage() RETURNS trigger LANGUAGE plpgsql AS $fn$
+          BEGIN
+            IF NEW.type = 'context.usage' AND NEW.payload LIKE '%"busy":true%' THEN PERFORM pg_sleep(0.2); END IF;
+            RETURN NEW;
+          END $fn$`);
+        await sql.run(`CREATE TRIGGER svc_test_slow_usage BEFORE INSERT ON session_events FOR EACH ROW
+          EXECUTE FUNCTION svc_test_slow_usage()`);
+      },
+      busy,
+    );
+    expect(allTypes(r).filter((t) => t === 'context.usage')).toHaveLength(1);
   });
 
   it('STORE-PG-573: that statement refused once while the second delta waits behind it: the text held again with both deltas and written by the step end; the run completes with the whole text, the session log, run events and messages SQLite’s', async () => {
