@@ -14,7 +14,7 @@ import {
 } from '../../src/surfaces/http/server';
 import type { AnyTool } from '../../src/tools/core/define-tool';
 import { allTools } from '../../src/tools/index';
-import { type FakeProvider, fakeProvider, type ScriptEntry } from '../helpers/fake-provider';
+import { type FakeProvider, fakeProvider, reply, type ScriptEntry } from '../helpers/fake-provider';
 import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
 import { loggedEvents } from '../helpers/postgres';
 
@@ -237,4 +237,21 @@ export async function expectRowEndInFinish(app: App, sent: string[], row: Record
     'run.finished',
     'openai_compat.response',
   ]);
+}
+
+/**
+ * A compat server on PostgreSQL (`sql`) whose first JSON request ('warm') is answered and settled,
+ * the model then answering `texts` in turn; `ask` sends the next JSON request.
+ */
+export async function warmedJsonCompat(sql: SqlClient, texts: readonly string[]) {
+  const server = await compatServer(
+    [reply().text('warm'), ...texts.map((text) => reply().text(text).usage(5, 1))],
+    { postgres: sql },
+  );
+  const ask = () =>
+    server.client.chat.completions.create({ model: 'fake/m1', messages: [{ role: 'user', content: 'hi' }] });
+  await ask();
+  await settledCompatRow(server.app);
+  await server.app.bus.flush();
+  return { ...server, ask };
 }

@@ -5,10 +5,9 @@
  * so pg's own bind is not called and its `prepareValue` is given no array. Counted, never timed.
  */
 import { describe, expect, it } from 'vitest';
-import { reply } from '../helpers/fake-provider';
 import { type BindCounts, bindCountsOf } from '../helpers/pg-bind-counts';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, settledCompatRow } from './compat-helpers';
+import { settledCompatRow, warmedJsonCompat } from './compat-helpers';
 
 const pg = postgresForFile();
 
@@ -16,15 +15,7 @@ describe.skipIf(!pg.available)('a lone compat request on PostgreSQL: Bind messag
   it('STORE-PG-904: a warm request’s statements call pg’s own bind for none (was each) and give its `prepareValue` no array (were 21); the answers whole and every row completed', async () => {
     const sql = await migratedDatabase(pg.cluster());
     try {
-      const { app, client } = await compatServer(
-        [reply().text('warm'), ...['one', 'two'].map((text) => reply().text(text).usage(5, 1))],
-        { postgres: sql },
-      );
-      const ask = () =>
-        client.chat.completions.create({ model: 'fake/m1', messages: [{ role: 'user', content: 'hi' }] });
-      await ask();
-      await settledCompatRow(app);
-      await app.bus.flush();
+      const { app, ask } = await warmedJsonCompat(sql, ['one', 'two']);
       const texts: string[] = [];
       const counts: BindCounts[] = [];
       for (let i = 0; i < 2; i++) {

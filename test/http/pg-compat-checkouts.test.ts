@@ -6,10 +6,9 @@
  * listeners). Counted over the request, never timed.
  */
 import { describe, expect, it } from 'vitest';
-import { reply } from '../helpers/fake-provider';
 import { poolCountsOf } from '../helpers/pg-pool-counts';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, settledCompatRow } from './compat-helpers';
+import { settledCompatRow, warmedJsonCompat } from './compat-helpers';
 
 const pg = postgresForFile();
 
@@ -17,15 +16,7 @@ describe.skipIf(!pg.available)('a lone compat request on PostgreSQL: the kept co
   it('STORE-PG-874: a warm request one at a time takes no pg-pool checkout and adds no `error` listener to a pg client (was 2 and 4: the start’s transaction, the finish’s statement); the answer whole and the row completed', async () => {
     const sql = await migratedDatabase(pg.cluster());
     try {
-      const { app, client } = await compatServer(
-        [reply().text('warm'), ...['one', 'two', 'three'].map((text) => reply().text(text).usage(5, 1))],
-        { postgres: sql },
-      );
-      const ask = () =>
-        client.chat.completions.create({ model: 'fake/m1', messages: [{ role: 'user', content: 'hi' }] });
-      await ask();
-      await settledCompatRow(app);
-      await app.bus.flush();
+      const { app, ask } = await warmedJsonCompat(sql, ['one', 'two', 'three']);
       const checkouts: number[] = [];
       const listeners: number[] = [];
       const texts: string[] = [];
