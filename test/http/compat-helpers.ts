@@ -7,6 +7,7 @@ import OpenAI from 'openai';
 import { expect } from 'vitest';
 import type { App } from '../../src/app';
 import type { SqlClient } from '../../src/store/postgres/client';
+import { tableChanges } from '../../src/store/postgres/table-changes';
 import {
   type HttpServerHandle,
   type StartHttpServerOptions,
@@ -17,6 +18,7 @@ import { allTools } from '../../src/tools/index';
 import { type FakeProvider, fakeProvider, reply, type ScriptEntry } from '../helpers/fake-provider';
 import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
 import { loggedEvents } from '../helpers/postgres';
+import { until } from '../helpers/until';
 
 export const TOKEN = 'compat-test-token-7';
 
@@ -241,7 +243,7 @@ export async function expectRowEndInFinish(app: App, sent: string[], row: Record
 
 /**
  * A compat server on PostgreSQL (`sql`) whose first JSON request ('warm') is answered and settled,
- * the model then answering `texts` in turn; `ask` sends the next JSON request.
+ * the model then answering `texts` in turn, the LISTEN in place; `ask` sends the next JSON request.
  */
 export async function warmedJsonCompat(sql: SqlClient, texts: readonly string[]) {
   const server = await compatServer(
@@ -250,6 +252,9 @@ export async function warmedJsonCompat(sql: SqlClient, texts: readonly string[])
   );
   const ask = () =>
     server.client.chat.completions.create({ model: 'fake/m1', messages: [{ role: 'user', content: 'hi' }] });
+  // The App's LISTEN in place first: until it is nothing read is kept, and its connection's
+  // `error` listener fell inside a measured request on a loaded box (STORE-PG-874, CI at load 13).
+  await until(() => tableChanges(sql).isListening(), 'the App`s LISTEN in place');
   await ask();
   await settledCompatRow(server.app);
   await server.app.bus.flush();
