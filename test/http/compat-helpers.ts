@@ -69,6 +69,11 @@ export async function compatServer(
     http: { sseHeartbeatMs: 0, ...http },
     graceMs: 2000,
   });
+  // On PostgreSQL the App's LISTEN in place first: until it is nothing read is kept, so on a loaded
+  // box the first requests read again what later ones answer from memory, and its connection's
+  // `error` listener fell inside measured requests (STORE-PG-390, 874 in CI).
+  if (options.postgres)
+    await until(() => tableChanges(options.postgres as SqlClient).isListening(), 'the App`s LISTEN in place');
   const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: TOKEN, maxRetries: 0, timeout: 15_000 });
   const auth = { authorization: `Bearer ${TOKEN}` };
   const { onTestFinished } = await import('vitest');
@@ -243,7 +248,7 @@ export async function expectRowEndInFinish(app: App, sent: string[], row: Record
 
 /**
  * A compat server on PostgreSQL (`sql`) whose first JSON request ('warm') is answered and settled,
- * the model then answering `texts` in turn, the LISTEN in place; `ask` sends the next JSON request.
+ * the model then answering `texts` in turn; `ask` sends the next JSON request.
  */
 export async function warmedJsonCompat(sql: SqlClient, texts: readonly string[]) {
   const server = await compatServer(
@@ -252,9 +257,6 @@ export async function warmedJsonCompat(sql: SqlClient, texts: readonly string[])
   );
   const ask = () =>
     server.client.chat.completions.create({ model: 'fake/m1', messages: [{ role: 'user', content: 'hi' }] });
-  // The App's LISTEN in place first: until it is nothing read is kept, and its connection's
-  // `error` listener fell inside a measured request on a loaded box (STORE-PG-874, CI at load 13).
-  await until(() => tableChanges(sql).isListening(), 'the App`s LISTEN in place');
   await ask();
   await settledCompatRow(server.app);
   await server.app.bus.flush();

@@ -7,10 +7,8 @@
  * src/agent/run-finish.ts): the session's log in the same order.
  */
 import { afterEach, describe, expect, it, onTestFailed, vi } from 'vitest';
-import { tableChanges } from '../../src/store/postgres/table-changes';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { until } from '../helpers/until';
 import { compatServer, LONE_REQUEST_LOG, settledCompatRow, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
@@ -120,11 +118,6 @@ describe.skipIf(!pg.available)('a compat request’s session-event appends on Po
       postgres: sql,
     });
     try {
-      // The LISTEN in place before the warm request: until it is, nothing read is kept
-      // (./table-changes.ts), so on a loaded box (CI, Node 22) the warm request's codebase summary
-      // read was not kept and the measured request read it again, in its start's transaction scope
-      // (BEGIN, that read, COMMIT: a second transaction).
-      await until(() => tableChanges(sql).isListening(), 'the App`s LISTEN in place');
       await streamedAnswer(client);
       await settledCompatRow(app);
       await app.bus.flush();
