@@ -9,7 +9,9 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createProcessRepository } from '../../src/runs/process-repository';
+import { createSessionStore } from '../../src/sessions/session-store';
 import { atomically, atomicallyAsync, type Db, stepBatch } from '../../src/store/db';
+import { createIds, systemClock } from '../../src/util/ids';
 import { reply } from '../helpers/fake-provider';
 import { countStatements, openTestLedger, RUN_INPUT } from '../helpers/sqlite-ledger';
 import { compatServer, sseData } from '../http/compat-helpers';
@@ -119,10 +121,18 @@ describe('run events held for one INSERT a transaction (SQLite)', () => {
     );
   });
 
-  it('COMPAT-PERF-480: a body that throws leaves the run events as before; a delete inside the transaction takes the held ones', async () => {
+  it('COMPAT-PERF-480: a body that throws leaves the run events as before; a delete (a run’s, a session’s) inside the transaction takes the held ones', async () => {
     const { db, ledger } = openTestLedger(opened);
     const run = await ledger.create({ ...RUN_INPUT });
     const gone = await ledger.create({ ...RUN_INPUT });
+    db.prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, 1, 1)').run('ses_2');
+    const sessions = createSessionStore({
+      db: () => db,
+      clock: systemClock,
+      ids: createIds(),
+      workspace: '/w',
+    });
+    const inSession = await ledger.create({ ...RUN_INPUT, session_id: 'ses_2', family_session_id: 'ses_2' });
     stepBatch(() => db); // a batch open until the check phase: the bodies below are savepoints of it
     expect(db.inTransaction).toBe(true);
     await ledger.append(run.id, 'kept', {});
@@ -154,6 +164,10 @@ describe('run events held for one INSERT a transaction (SQLite)', () => {
     await ledger.append(gone.id, 'doomed', {});
     await ledger.append(gone.id, 'doomed', {});
     await ledger.delete(gone.id);
+    // The same through a session's delete (its runs and their events by cascade).
+    await ledger.append(inSession.id, 'doomed', {});
+    await ledger.append(inSession.id, 'doomed', {});
+    await sessions.delete('ses_2');
     await new Promise((resolve) => setImmediate(resolve));
     expect(db.inTransaction).toBe(false);
     const rows = stored(db, run.id);
@@ -161,6 +175,7 @@ describe('run events held for one INSERT a transaction (SQLite)', () => {
     expect(rows.map((row) => row.seq)).toEqual(rows.map((_, i) => i + 1));
     expect(next.seq).toBe(rows.length - 1);
     expect(stored(db, gone.id)).toEqual([]);
+    expect(stored(db, inSession.id)).toEqual([]);
   });
 
   it('COMPAT-PERF-481: a lone compat request writes its run events in at most four INSERTs (ten before), ids and seqs as appended', async () => {
