@@ -6,6 +6,7 @@
  */
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
+import { flushHeld } from '../store/transaction-memo';
 
 export interface PendingProcess {
   run_id: string;
@@ -24,6 +25,7 @@ export function createProcessRepository(db: () => Db): ProcessRepository {
   const sql = statementCache(db);
   return {
     async pending(sinceMs, limit = 500) {
+      flushHeld(db()); // the run events a transaction of this handle holds (./run-events.ts)
       const rows = sql(
         `SELECT e.run_id, e.session_id, e.payload FROM agent_run_events e
          WHERE e.type = 'process_started' AND e.created_at >= ?

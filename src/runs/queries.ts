@@ -10,6 +10,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
+import { flushHeld } from '../store/transaction-memo';
 import { getWideRow } from '../store/wide-row';
 import { type EventRow, type RunRow, toEvent, toRun } from './run-rows';
 import type { AgentRun, RunEvent, RunFilter } from './types';
@@ -151,7 +152,19 @@ export function createRunQueries(db: () => Db): RunQueries {
 /** The SQLite reads as they are, synchronous (the ledger's own transactions use them). */
 export function createSqliteRunQueries(db: () => Db): SqliteRunQueries {
   const sql: Sql = { cached: statementCache(db), once: (text) => db().prepare(text) };
-  return { ...runLookups(sql), ...runReadModels(sql), ...runEventReads(sql) };
+  // The reads of `agent_run_events`: the events the handle's transaction holds for one INSERT
+  // (./run-events.ts, ../store/held-rows.ts) written first.
+  const events: Sql = {
+    cached(text) {
+      flushHeld(db());
+      return sql.cached(text);
+    },
+    once(text) {
+      flushHeld(db());
+      return sql.once(text);
+    },
+  };
+  return { ...runLookups(sql), ...runReadModels(sql, events), ...runEventReads(events) };
 }
 
 /** The synchronous reads behind the async interface; each runs its statement when it is called. */
@@ -271,7 +284,7 @@ function runLookups({ cached }: Sql): SyncOf<RunLookups> {
   };
 }
 
-function runReadModels({ once }: Sql): SyncOf<RunReadModels> {
+function runReadModels({ once }: Sql, events: Sql): SyncOf<RunReadModels> {
   return {
     ofSession(sessionId) {
       return runs(
@@ -364,11 +377,13 @@ function runReadModels({ once }: Sql): SyncOf<RunReadModels> {
         totals: once(
           "SELECT count(*) AS total, coalesce(avg(steps), 0) AS steps FROM agent_runs WHERE status NOT IN ('queued')",
         ).get() as RunUsageStats['totals'],
-        tools: all(
-          `SELECT json_extract(payload, '$.tool') AS tool, count(*) AS calls,
+        tools: events
+          .once(
+            `SELECT json_extract(payload, '$.tool') AS tool, count(*) AS calls,
                   coalesce(sum(json_extract(payload, '$.is_error')), 0) AS errors
            FROM agent_run_events WHERE type = 'tool.finished' GROUP BY tool ORDER BY calls DESC, tool LIMIT 25`,
-        ),
+          )
+          .all() as RunUsageStats['tools'],
         days: all(
           `SELECT date(created_at / 1000, 'unixepoch') AS date, count(*) AS runs, coalesce(sum(cost), 0) AS cost
            FROM agent_runs WHERE created_at >= ? GROUP BY date ORDER BY date`,

@@ -5,6 +5,7 @@
  */
 import { SvcError } from '../errors';
 import { type Db, groupCommit, transactionMemo } from '../store/db';
+import { type HeldRows, heldRows } from '../store/held-rows';
 import type { Clock } from '../util/ids';
 import { recentMap } from '../util/recent-map';
 import { followedRuns } from './followed-runs';
@@ -59,6 +60,7 @@ export interface RunEvents {
  * the run's highest seq again. One per module, not per ledger: two ledgers on one handle share it.
  */
 const nextSeqs = {};
+const RUN_EVENT_COLUMNS = ['run_id', 'session_id', 'seq', 'type', 'payload', 'created_at'] as const;
 
 export function createRunEvents(deps: RunEventsDeps): RunEvents {
   // Replaced, never changed in place (copy on write): an append iterates the array it started
@@ -74,6 +76,17 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
   const followed = followedRuns();
   // run id → what runs before its next append (`beforeNext`; empty but for a held preparation).
   const before = new Map<string, () => void>();
+
+  // The handle's held run events (one per handle, shared with every ledger on it).
+  let heldDb: Db | undefined;
+  let heldEvents: HeldRows | undefined;
+  const heldOf = (db: Db): HeldRows => {
+    if (db !== heldDb || !heldEvents) {
+      heldEvents = heldRows(db, 'agent_run_events', RUN_EVENT_COLUMNS);
+      heldDb = db;
+    }
+    return heldEvents;
+  };
 
   /** `insertEventAt`; the highest seq read instead when another writer's event holds `seq`. */
   const insertAt = (input: Parameters<SqliteRunWrites['insertEvent']>[0], seq: number) => {
@@ -111,8 +124,20 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
       created_at,
     };
     const nextSeq = transactionMemo<number>(db, nextSeqs);
-    const known = nextSeq?.get(runId) ?? seq;
-    const row = known === undefined ? deps.writes.insertEvent(input) : insertAt(input, known);
+    const next = nextSeq?.get(runId);
+    const held = heldOf(db);
+    let row: { id: number; seq: number };
+    if (next !== undefined) {
+      // The run's next seq in this transaction, no other writer until it ends: no conflict can
+      // come, the row is held for one INSERT (../store/held-rows.ts) with the id it answers.
+      row = { id: held.insert([runId, sessionId, next, type, input.payload, created_at]), seq: next };
+    } else {
+      // A seq read from the table (max) or the caller's, whose conflict `insertAt` handles at the
+      // INSERT: the held rows written first, this one at once.
+      held.flush();
+      row = seq === undefined ? deps.writes.insertEvent(input) : insertAt(input, seq);
+      held.inserted(row.id);
+    }
     nextSeq?.set(runId, row.seq + 1);
     const event = {
       id: row.id,

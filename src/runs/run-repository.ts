@@ -7,7 +7,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { FailureReport } from '../errors';
 import type { AsyncOf } from '../store/async-of';
-import { transactionMemo } from '../store/transaction-memo';
+import { flushHeld, transactionMemo } from '../store/transaction-memo';
 import { getWideRow, getWideRowAnd } from '../store/wide-row';
 import type { RunRow } from './queries';
 import type { RunStatus, RunUsage } from './types';
@@ -272,6 +272,8 @@ export function createRunWrites(
     },
     deleteRuns(ids) {
       const remove = prepare('DELETE FROM agent_runs WHERE id = ?');
+      // Their events held for one INSERT (./run-events.ts) go in first: the cascade takes them.
+      flushHeld(remove.database);
       transaction(() => {
         for (const runId of ids) {
           forget(runId);

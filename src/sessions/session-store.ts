@@ -3,12 +3,13 @@
  * reads are ./message-store.ts, the shapes ./types.ts.
  * @module
  */
+import type { Statement } from 'better-sqlite3';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import { type Db, groupCommit } from '../store/db';
 import { wrote } from '../store/read-scope';
 import { statementCache } from '../store/statement-cache';
-import { transactionMemo } from '../store/transaction-memo';
+import { flushHeld, transactionMemo } from '../store/transaction-memo';
 import type { Clock, Ids } from '../util/ids';
 import { createMessageStore } from './message-store';
 import { sessionRowKey } from './session-row-version';
@@ -269,7 +270,7 @@ export function createSessionStore(deps: {
       if (ids.length === 0) require(id);
       for (const removed of [id, ...ids]) keep(undefined, removed);
       written.sessionsDeleted();
-      sql('DELETE FROM sessions WHERE id = ?').run(id);
+      cascadingDelete(sql('DELETE FROM sessions WHERE id = ?'), id);
       for (const removed of ids) wrote(sessionRowKey(removed));
       for (const removed of ids) deps.bus?.publish(removed, 'session.deleted', { session_id: removed });
       return ids;
@@ -282,4 +283,13 @@ export function createSessionStore(deps: {
       return (sql('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
     },
   };
+}
+
+/**
+ * Runs a delete whose cascade reaches the run events: those the handle's transaction holds for
+ * one INSERT (../runs/run-events.ts, ../store/held-rows.ts) go in first, the cascade takes them.
+ */
+function cascadingDelete(statement: Statement, id: string): void {
+  flushHeld(statement.database);
+  statement.run(id);
 }

@@ -26,6 +26,11 @@ export interface HeldRows {
   insert(values: readonly unknown[]): number;
   /** Writes what is held now (before a read of the table on this handle). */
   flush(): void;
+  /**
+   * A row the owner inserted itself, after `flush` (an INSERT whose conflict it handles there, or
+   * whose values it reads from the table): its id `id`, the next held row's id follows it.
+   */
+  inserted(id: number): void;
 }
 
 /**
@@ -127,5 +132,8 @@ function createHeldRows(db: Db, table: string, columns: readonly string[]): Held
       return next;
     },
     flush,
+    inserted(id) {
+      transactionMemo<number>(db, owner)?.set('next', id + 1);
+    },
   };
 }
