@@ -9,19 +9,16 @@
 // twice with one V8 setting apart, e.g. BENCH_AB_BRANCH_ARGS=--max-semi-space-size=32); each
 // side's peak RSS (VmHWM) is printed at the end. `node bench/compat-ab.mjs`; not part of
 // `npm run bench`.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, cpuMs, fakeProvider, round, streamOnce } from './compat.bench.mjs';
-import { startService } from './service-process.mjs';
+import { startService, writeCompatConfig } from './service-process.mjs';
 
 const provider = await fakeProvider();
 async function svc(bin, args = '') {
   const ws = mkdtempSync(join(tmpdir(), 'svc-ab-'));
-  writeFileSync(
-    join(ws, 'svc.toml'),
-    `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "t"\nsse_heartbeat_seconds = 60\n`,
-  );
+  writeCompatConfig(ws, provider.url, { token: 't' });
   mkdirSync(join(ws, '.data'), { recursive: true });
   const s = startService({
     bin,

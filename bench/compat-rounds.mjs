@@ -15,14 +15,13 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFi
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, fakeProvider, round, streamOnce } from './compat.bench.mjs';
-import { startService } from './service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from './service-process.mjs';
 
 const BIN = process.env.BENCH_SVC_BIN ?? resolve(import.meta.dirname, '../dist/main.js');
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const TICK_MS = 10;
-const TOKEN = 'bench-token';
 
 /** CPU ms of `pid`'s main thread (and its system part) and of its other threads. */
 function threadCpu(pid) {
@@ -50,10 +49,7 @@ const hr = () => Number(process.hrtime.bigint() / 1000n); // µs, as a cpuprofil
 
 const ws = mkdtempSync(join(tmpdir(), 'svc-bench-rounds-'));
 const provider = await fakeProvider();
-writeFileSync(
-  join(ws, 'svc.toml'),
-  `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-);
+writeCompatConfig(ws, provider.url);
 let opts = 0;
 let deopts = 0;
 const deoptNames = new Map();

@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, round, streamOnce } from './compat.bench.mjs';
 import { startPostgres } from './pg-cluster.mjs';
-import { startService } from './service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from './service-process.mjs';
 
 const here = import.meta.dirname;
 const BIN = process.env.BENCH_SVC_BIN ?? resolve(here, '../dist/main.js');
@@ -35,7 +35,6 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 30);
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const GAP_MS = Number(process.env.BENCH_TIMELINE_GAP_MS ?? 0);
 const THINK_MS = Number(process.env.BENCH_TIMELINE_THINK_MS ?? 0);
-const TOKEN = 'bench-token';
 const now = () => process.hrtime.bigint();
 const own = [];
 
@@ -69,10 +68,7 @@ const provider = createServer((req, res) => {
 await new Promise((done) => provider.listen(0, '127.0.0.1', done));
 const providerUrl = `http://127.0.0.1:${provider.address().port}/v1`;
 const ws = mkdtempSync(join(tmpdir(), 'svc-bench-timeline-'));
-writeFileSync(
-  join(ws, 'svc.toml'),
-  `[providers.fake]\ntype = "openai-compat"\nbase_url = "${providerUrl}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-);
+writeCompatConfig(ws, providerUrl);
 const file = join(ws, 'marks.txt');
 const cluster = process.env.BENCH_TIMELINE_STORE === 'postgres' ? await startPostgres() : undefined;
 const storeEnv = cluster

@@ -16,12 +16,12 @@
 // part; `node bench/compat-floor.mjs` runs them side by side with svc.
 // Targets (issue 17): zero errors, p50 added latency ≤ 300 ms, peak RSS ≤ 200 MB, CPU per request
 // ≤ 3 ms; no RSS growth between rounds 3 and 5.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gcTrace } from './gc-trace.mjs';
-import { startService } from './service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from './service-process.mjs';
 
 const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -43,7 +43,6 @@ const WARM_ROUNDS = Number(process.env.BENCH_COMPAT_WARM_ROUNDS ?? 10);
 // BENCH_NODE_ARGS adds Node flags to the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
-const TOKEN = 'bench-token';
 
 function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -175,10 +174,7 @@ export async function run(options = {}) {
   const provider = await fakeProvider();
   let child;
   try {
-    writeFileSync(
-      join(ws, 'svc.toml'),
-      `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-    );
+    writeCompatConfig(ws, provider.url);
     const diag = join(ws, 'diag');
     mkdirSync(diag);
     const gcs = gcTrace();

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, cpuMs, fakeProvider, round, streamOnce } from './compat.bench.mjs';
 import { gcTrace } from './gc-trace.mjs';
-import { startService } from './service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from './service-process.mjs';
 
 const here = import.meta.dirname ?? new URL('.', import.meta.url).pathname;
 const BIN = process.env.BENCH_SVC_BIN ?? resolve(here, '../dist/main.js');
@@ -26,7 +26,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const SNAPSHOTS = process.env.BENCH_SNAPSHOTS ?? '';
-const TOKEN = 'bench-token';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function rssMb(pid) {
@@ -127,10 +126,7 @@ export async function main() {
   const snapshotDir = process.env.BENCH_SNAPSHOT_DIR ?? join(ws, 'snapshots');
   mkdirSync(snapshotDir, { recursive: true });
   const probeFile = join(ws, 'probe.jsonl');
-  writeFileSync(
-    join(ws, 'svc.toml'),
-    `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\nsmall = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-  );
+  writeCompatConfig(ws, provider.url, { small: true });
   const gcs = gcTrace();
   const started = startService({
     bin: BIN,

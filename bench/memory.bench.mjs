@@ -19,22 +19,13 @@
 // BENCH_MEMORY_IDLE_SECONDS (default 60), BENCH_MEMORY_ROUNDS (5), BENCH_MEMORY_CONCURRENCY (200),
 // BENCH_MEMORY_TUI_PROMPTS (100); BENCH_MEMORY_ONLY=service|tui runs one half.
 import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody } from './compat.bench.mjs';
 import { gcTrace } from './gc-trace.mjs';
-import { startService } from './service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from './service-process.mjs';
 
 const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -47,7 +38,6 @@ const TUI_IDLE_SECONDS = Number(process.env.BENCH_MEMORY_TUI_IDLE_SECONDS ?? 30)
 const ONLY = process.env.BENCH_MEMORY_ONLY;
 // Extra node flags for svc (e.g. `--max-semi-space-size=4`), for trying V8 settings.
 const NODE_FLAGS = (process.env.BENCH_MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-const TOKEN = 'bench-token';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -138,10 +128,7 @@ function fakeProvider() {
 
 function workspace(providerUrl) {
   const ws = mkdtempSync(join(tmpdir(), 'svc-bench-memory-'));
-  writeFileSync(
-    join(ws, 'svc.toml'),
-    `[providers.fake]\ntype = "openai-compat"\nbase_url = "${providerUrl}"\n[models]\nlarge = "fake/m1"\nsmall = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-  );
+  writeCompatConfig(ws, providerUrl, { small: true });
   mkdirSync(join(ws, 'diag'));
   mkdirSync(join(ws, '.home', '.config'), { recursive: true });
   return ws;

@@ -2,6 +2,7 @@
 // XDG config (never the user's), on a free port, its base URL read from the line it prints once it
 // listens. Every bench that serves requests starts its nodes through here.
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -60,4 +61,21 @@ export function startService({ bin, ws, nodeArgs = [], env = {}, stderr = 'pipe'
 export function firstErrorLine(stderr) {
   const line = stderr.split('\n').find((l) => l.trim() && !/^\((node:\d+|Use `node)/.test(l));
   return line ? `: ${line}` : '';
+}
+
+/** The token a bench's svc serves its HTTP surface with (`[services.http] token`). */
+export const BENCH_TOKEN = 'bench-token';
+
+/**
+ * Writes `ws/svc.toml` for a bench's compat service: the fake model at `providerUrl` as `fake/m1`
+ * (also the small model with `small`), read-only tools on the compat surface, `token`, SSE heartbeats a
+ * minute apart, and `extra` TOML before the compat options (e.g. packs).
+ */
+export function writeCompatConfig(ws, providerUrl, { token = BENCH_TOKEN, small = false, extra = '' } = {}) {
+  writeFileSync(
+    join(ws, 'svc.toml'),
+    `[providers.fake]\ntype = "openai-compat"\nbase_url = "${providerUrl}"\n[models]\nlarge = "fake/m1"\n` +
+      `${small ? 'small = "fake/m1"\n' : ''}${extra}[options.openai_compat]\ntool_policy = "read_only"\n` +
+      `[services.http]\ntoken = "${token}"\nsse_heartbeat_seconds = 60\n`,
+  );
 }

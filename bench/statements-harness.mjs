@@ -2,11 +2,11 @@
 // node on a new workspace over the fake provider, 20 compat requests of warm-up, then `requests`
 // requests, 10 at once (BENCH_STATEMENTS_CONCURRENCY), BENCH_STATEMENTS_GAP_MS apart; BENCH_STATEMENTS_PACKS=1 with operating packs on. The callers count the statements around it (`warmedUp`, `finished`).
 // Not a benchmark.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, fakeProvider, round, streamOnce } from './compat.bench.mjs';
-import { startService } from './service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from './service-process.mjs';
 
 export const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -18,7 +18,6 @@ export const CONCURRENCY = Number(process.env.BENCH_STATEMENTS_CONCURRENCY ?? 10
 export const GAP_MS = Number(process.env.BENCH_STATEMENTS_GAP_MS ?? 0);
 /** BENCH_STATEMENTS_PACKS=1: operating packs on (`options.operating_packs`, no pack applied to the new sessions). */
 const PACKS = process.env.BENCH_STATEMENTS_PACKS === '1' ? '[options]\noperating_packs = true\n' : '';
-const TOKEN = 'bench-token';
 
 /** Prints `rows` ({ text, calls }) per `per`, most called first, leaving out the ones under 0.05. */
 export function printRows(rows, per) {
@@ -45,10 +44,7 @@ export function printRows(rows, per) {
 export async function compatStatements({ nodeArgs = [], env = {}, warmedUp, finished }) {
   const provider = await fakeProvider();
   const ws = mkdtempSync(join(tmpdir(), 'svc-bench-statements-'));
-  writeFileSync(
-    join(ws, 'svc.toml'),
-    `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n${PACKS}[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-  );
+  writeCompatConfig(ws, provider.url, { extra: PACKS });
   mkdirSync(join(ws, '.data'), { recursive: true });
   const { child, url, exited } = startService({
     bin: BIN,

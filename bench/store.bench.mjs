@@ -21,13 +21,13 @@
 // skipped with a row saying so. A postgres run that fails is a row "postgres: svc could not serve:
 // <first line of the error>", not a crash.
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runOnce as agentLoopOnce } from './agent-loop.bench.mjs';
 import { compatBody, run as compatRun, cpuMs, fakeProvider, round, streamOnce } from './compat.bench.mjs';
 import { findPostgresBin, POSTGRES_INSTALL, startPostgres } from './pg-cluster.mjs';
-import { startService } from './service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from './service-process.mjs';
 
 const BIN =
   process.env.BENCH_SVC_BIN ??
@@ -37,7 +37,6 @@ const CLUSTER_PAIRS = Number(process.env.BENCH_STORE_CLUSTER_PAIRS ?? 1);
 const CONCURRENCY = Number(process.env.BENCH_STORE_CONCURRENCY ?? 50);
 const ROUNDS = Number(process.env.BENCH_STORE_ROUNDS ?? 3);
 const NODES = Number(process.env.BENCH_STORE_NODES ?? 3);
-const TOKEN = 'bench-token';
 
 /** The first line of an error; of an error chunk, its message. */
 function firstLine(error) {
@@ -244,10 +243,7 @@ async function compat(pg, rows, failed) {
 async function startNodes(pg, providerUrl, count) {
   const url = await pg.createDatabase('svc_bench_cluster');
   const ws = mkdtempSync(join(tmpdir(), 'svc-bench-cluster-'));
-  writeFileSync(
-    join(ws, 'svc.toml'),
-    `[providers.fake]\ntype = "openai-compat"\nbase_url = "${providerUrl}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-  );
+  writeCompatConfig(ws, providerUrl);
   const nodes = [];
   const start = async (name) => {
     const dataDir = join(ws, '.nodes', name);

@@ -7,26 +7,22 @@
 // (FIRST_INCLUSIVE=<n>: the top n functions by inclusive time in request 1 too). FIRST_PROF=0
 // runs svc without the profiler: the wall times and RSS only.
 // `node bench/profile/first-requests.mjs [top]`. Load moves the ms; read them side by side.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, fakeProvider, streamOnce } from '../compat.bench.mjs';
-import { startService } from '../service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from '../service-process.mjs';
 import { bundledSource, bundleRegions } from './bundle-regions.mjs';
 
 const BIN = process.env.BENCH_SVC_BIN ?? resolve(import.meta.dirname, '../../dist/main.js');
 const N = Number(process.env.FIRST_REQUESTS ?? 30);
 const TOP = Number(process.argv[2] ?? 15);
-const TOKEN = 'bench-token';
 const hr = () => Number(process.hrtime.bigint() / 1000n); // µs, the profile's clock
 
 const ws = mkdtempSync(join(tmpdir(), 'svc-bench-first-'));
 const profDir = join(ws, 'prof');
 const provider = await fakeProvider();
-writeFileSync(
-  join(ws, 'svc.toml'),
-  `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-);
+writeCompatConfig(ws, provider.url);
 const PROF = process.env.FIRST_PROF !== '0';
 const spawned = performance.now();
 const started = startService({

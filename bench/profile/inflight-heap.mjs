@@ -7,18 +7,17 @@
 // ./heap-diff.mjs per request of the round. `node bench/profile/inflight-heap.mjs [top]`
 // (BENCH_SVC_BIN as the compat bench's; BENCH_SNAPSHOT_DIR keeps the snapshots).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, fakeProvider, round, streamOnce } from '../compat.bench.mjs';
-import { startService } from '../service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from '../service-process.mjs';
 
 const here = import.meta.dirname;
 const BIN = process.env.BENCH_SVC_BIN ?? resolve(here, '../../dist/main.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
 const INFLIGHT_MS = Number(process.env.BENCH_INFLIGHT_MS ?? 150);
-const TOKEN = 'bench-token';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const ws = mkdtempSync(join(tmpdir(), 'svc-bench-inflight-'));
@@ -26,10 +25,7 @@ const dir = process.env.BENCH_SNAPSHOT_DIR ?? join(ws, 'snapshots');
 mkdirSync(dir, { recursive: true });
 const probeFile = join(ws, 'probe.jsonl');
 const provider = await fakeProvider();
-writeFileSync(
-  join(ws, 'svc.toml'),
-  `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-);
+writeCompatConfig(ws, provider.url);
 const started = startService({
   bin: BIN,
   ws,

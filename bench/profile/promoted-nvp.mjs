@@ -7,11 +7,11 @@
 // running (./idle-scavenges-preload.mjs), each one's promoted bytes printed: the second promotes
 // what of the ended requests outlived the first. `node bench/profile/promoted-nvp.mjs` (BENCH_SVC_BIN
 // as the other benches).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, fakeProvider, round, streamOnce } from '../compat.bench.mjs';
-import { startService } from '../service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from '../service-process.mjs';
 
 const BIN = process.env.BENCH_SVC_BIN ?? resolve(import.meta.dirname, '../../dist/main.js');
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -27,7 +27,6 @@ const idle = [];
 let idleAt = 0;
 /** Requests ended since the last scavenge V8 ran by itself (rounds after BENCH_SKIP). */
 let sinceScavenge = 0;
-const TOKEN = 'bench-token';
 /** One request with a JSON answer (`BENCH_NVP_JSON=1`). */
 async function jsonOnce(url, headers, payload) {
   const response = await fetch(`${url}/chat/completions`, {
@@ -50,10 +49,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const ws = mkdtempSync(join(tmpdir(), 'svc-bench-nvp-'));
 const provider = await fakeProvider();
-writeFileSync(
-  join(ws, 'svc.toml'),
-  `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-);
+writeCompatConfig(ws, provider.url);
 let counting = false;
 let scavenges = 0;
 let promoted = 0;

@@ -6,11 +6,11 @@
 // allocating frames, first svc frames and stacks of what was promoted.
 // `node bench/profile/promoted.mjs [top]` (BENCH_SVC_BIN; BENCH_PROMOTED_OUT keeps the JSON;
 // BENCH_PROMOTED_MAJOR=0: only what is still alive at the end, see the preload).
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compatBody, fakeProvider, round, streamOnce } from '../compat.bench.mjs';
-import { startService } from '../service-process.mjs';
+import { startService, BENCH_TOKEN as TOKEN, writeCompatConfig } from '../service-process.mjs';
 
 const here = import.meta.dirname;
 const BIN = process.env.BENCH_SVC_BIN ?? resolve(here, '../../dist/main.js');
@@ -18,16 +18,12 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const SKIP = Number(process.env.BENCH_SKIP ?? 2);
 const TOP = Number(process.argv[2] ?? 20);
-const TOKEN = 'bench-token';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const ws = mkdtempSync(join(tmpdir(), 'svc-bench-promoted-'));
 const out = process.env.BENCH_PROMOTED_OUT ?? join(ws, 'promoted.json');
 const provider = await fakeProvider();
-writeFileSync(
-  join(ws, 'svc.toml'),
-  `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n[options.openai_compat]\ntool_policy = "read_only"\n[services.http]\ntoken = "${TOKEN}"\nsse_heartbeat_seconds = 60\n`,
-);
+writeCompatConfig(ws, provider.url);
 let counting = false;
 let scavenges = 0;
 let promoted = 0;
