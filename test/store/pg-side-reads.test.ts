@@ -17,7 +17,6 @@ import { STALE_AFTER_MS } from '../../src/quality/finding-status';
 import { createFindingService } from '../../src/quality/findings';
 import { createPostgresCapsuleRepository } from '../../src/quality/pg-capsule-repository';
 import { createPostgresFindingRepository } from '../../src/quality/pg-finding-repository';
-import { tableChanges } from '../../src/store/postgres/table-changes';
 import { reply } from '../helpers/fake-provider';
 import {
   driverStatements,
@@ -118,7 +117,6 @@ describe.skipIf(!pg.available)('side reads on PostgreSQL answered from memory', 
     const replies = Array.from({ length: 8 }, (_, i) => reply().text(`answer ${i}`));
     const { app, client } = await compatServer(replies, { postgres: sql, allowExtra: true });
     closers.push(() => app.close());
-    await until(() => tableChanges(sql).isListening());
     const sideReads = /FROM (recommendations|codebase_context_cache|findings|edit_capsules)\b/;
     /** One request, to its run's end; the side reads it sent. */
     const ask = async (): Promise<string[]> => {
