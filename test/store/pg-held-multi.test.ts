@@ -35,15 +35,20 @@ import {
 } from '../helpers/held-step';
 import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
+import { BACKGROUND_STATEMENT } from '../http/compat-helpers';
 
 const pg = postgresForFile();
 
 /** The whole session log's types (no deltas: their count is the stream's chunking). */
 const sessionTypes = (r: Run) => r.sessionEvents.filter((e) => e.type !== 'message.delta').map((e) => e.type);
 
-/** The statements that write (not a read, BEGIN or COMMIT, nor the node's own). */
+/** The statements that write (not a read, BEGIN or COMMIT, nor the node's own: its heartbeat). */
 const writes = (r: Run) =>
-  r.sent.filter((t) => !/^\s*(SELECT|BEGIN|COMMIT|ROLLBACK|LISTEN|SAVEPOINT|RELEASE)\b/i.test(t));
+  r.sent.filter(
+    (t) =>
+      !/^\s*(SELECT|BEGIN|COMMIT|ROLLBACK|LISTEN|SAVEPOINT|RELEASE)\b/i.test(t) &&
+      !BACKGROUND_STATEMENT.test(t),
+  );
 
 /** A run event appended alone with its session event (`appendAnnounced`: a start or a result apart). */
 const LONE_EVENT = /^WITH a AS \(SELECT a\.event_id/;
