@@ -57,25 +57,32 @@ export function launchEarly(
   // The sender's `opened`, once its insert is known written (the answer) and the run opened.
   let tell: (() => void) | undefined;
   let opened = false;
-  const launched = launchRun(core, run, {
-    kind: options.kind,
-    session: options.session,
-    rest: [],
-    started: true,
-    phased: true,
-    announced: true,
-    prompted: options.prompted,
-    answered: start,
-    transaction: options.transaction,
-    ...(alongside?.opened
-      ? {
-          opened: () => {
-            opened = true;
-            tell?.();
-          },
-        }
-      : {}),
-  });
+  // Outside the sender's transaction (p-pgscope): the preparation's reads that reach the database
+  // (nothing is kept before the LISTEN is in place, nor after a write to a kept table) are
+  // statements of their own on the pool, not BEGIN, the read and COMMIT after the lone statement;
+  // they read no row the statement writes, and the run writes nothing before its answer.
+  const outside = core.host.store.transactions.outside;
+  const launch = () =>
+    launchRun(core, run, {
+      kind: options.kind,
+      session: options.session,
+      rest: [],
+      started: true,
+      phased: true,
+      announced: true,
+      prompted: options.prompted,
+      answered: start,
+      transaction: options.transaction,
+      ...(alongside?.opened
+        ? {
+            opened: () => {
+              opened = true;
+              tell?.();
+            },
+          }
+        : {}),
+    });
+  const launched = outside ? outside(launch) : launch();
   const settled = (ok: boolean) => {
     if (rt.starting === start) rt.starting = undefined;
     start.settle(ok);

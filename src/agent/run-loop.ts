@@ -30,7 +30,7 @@ import { providerFailure, recordFailure } from './run-failure';
 import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
 import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { HeldWrites, RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
-import { type SessionFunnel, sessionStartOf, sessionVersion, startGate } from './step-ends';
+import { gateShut, type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredSpecs, deferredToolsBlock, exposureLevel } from './tool-exposure';
@@ -72,8 +72,8 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const effort = t.session.reasoning_effort ?? c.kind.reasoning_effort;
     const ai = keptSdk() ?? (await loadSdk());
     const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort));
-    if (x.answered && !(await startGate(c, x.answered))) return stopped(c); // p-pgoverlap (./step-ends.ts)
     await consumeStream(c, t, startStream(history, c.steps));
+    if (x.answered && (await gateShut(c))) return stopped(c); // p-pgoverlap: nothing asked (./step-ends.ts)
     await recoverLength(c, t, startStream);
     const settled = await settleRun(c, t);
     // The last step end held for the finish (./last-step-end.ts): failing alone, it fails the run.

@@ -28,7 +28,9 @@ import {
   sessionStartOf,
   sessionVersion,
   stampStepEnd,
+  startGate,
   stepEndFor,
+  stepsClosed,
 } from './step-ends';
 import { StepRecorder } from './step-recorder';
 import { FINAL_STEP_NOTE } from './system-prompt.prompt';
@@ -103,6 +105,8 @@ export function streamStarter(
   providerOptions: Record<string, Record<string, never>> | undefined,
 ): StartStream {
   const { x, signal } = c;
+  // Prepared during its start's round trip (p-pgoverlap): its first model request's gate.
+  const opens = x.answered ? startGate(c, x.answered) : undefined;
   const bridge = bridgeFor(c, t);
   const resolved = t.resolved;
   // Deferred exposure: the request carries the core tools and those called in this run; every
@@ -114,7 +118,11 @@ export function streamStarter(
   };
   const model = resolved.language_model as LanguageModelV3;
   const own = process.env.SVC_STEP_DRIVER !== 'sdk' && model.specificationVersion === 'v3';
-  if (!own) return sdkStarter(c, t, ai, providerOptions, bridge, sendsInFull);
+  if (!own) {
+    const begin = sdkStarter(c, t, ai, providerOptions, bridge, sendsInFull);
+    // `streamText` asks the model at its call: made once the gate opened, nothing when it stays shut.
+    return opens ? (messages, steps) => ({ fullStream: gated(opens, () => begin(messages, steps)) }) : begin;
+  }
   return (messages, stepsBefore) => {
     const registered = x.toolbox.registered();
     const prepare = stepPreparer(c, t, registered, stepsBefore);
@@ -134,6 +142,7 @@ export function streamStarter(
       ...(t.defer ? { sendsTool: inFullAt(tools, registered, t.level), calledTools: t.called } : {}),
       // PostgreSQL: a tool step's end overlaps the next model request (./step-ahead.ts).
       ...(stepEndJoined(c.app) ? { overlapsStepEnd: true } : {}),
+      ...(opens ? { opens } : {}),
       prepareStep: async (stepNumber, stepMessages, ending) => {
         const settings = await prepare(stepNumber, stepMessages, ending);
         return {
@@ -146,6 +155,10 @@ export function streamStarter(
       },
     });
   };
+}
+
+async function* gated(opens: () => Promise<boolean>, stream: () => ReturnType<StartStream>) {
+  if (await opens()) yield* stream().fullStream;
 }
 
 /** The stream starter on the AI SDK's `streamText` (`SVC_STEP_DRIVER=sdk`). */
@@ -216,6 +229,8 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
     // The cancel flag and the session's mode as the step before left them (./step-ends.ts).
     const end = stepNumber > 0 && !ahead ? stepEndFor(t, sessionId, step) : undefined;
     const first = step === 0 ? runStartFor(c, sessionId) : undefined;
+    // Before its start's answer (p-pgoverlap): the funnel's read of the new session waits for it.
+    if (step === 0 && !first && x.answered && x.answered.ok === undefined) await x.answered.answer;
     if (step > 0 && !ahead) {
       if (end ? end.cancelRequested : await app.runs.cancelRequested(run.id)) cancelRequested(c);
       requested ??= x.takeCompactionRequest();
@@ -252,30 +267,6 @@ function stepPreparer(c: RunContext, t: RunTurn, registered: readonly AgentToolS
     };
   };
 }
-
-/**
- * Resolves once `count` steps of the run are closed, or after STEP_CLOSE_WAIT_MS (a stream that
- * never delivers the step's end must not hang the run; the step is then judged without it).
- */
-function stepsClosed(t: RunTurn, count: number): Promise<void> {
-  if (t.stepsClosed >= count) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      if (t.stepsClosed < count && !timedOut) return;
-      t.stepClosedWaiters.delete(done);
-      clearTimeout(timer);
-      resolve();
-    };
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      done();
-    }, STEP_CLOSE_WAIT_MS);
-    timer.unref();
-    t.stepClosedWaiters.add(done);
-  });
-}
-const STEP_CLOSE_WAIT_MS = 5_000;
 
 type StreamPart = ReturnType<Ai['streamText']>['fullStream'] extends AsyncIterable<infer P> ? P : never;
 

@@ -15,12 +15,6 @@ export interface StartAnswer {
   readonly answer: Promise<boolean>;
   readonly ok?: boolean;
   /**
-   * Before the run's model request: true at once when the start answered ok, else whether it did
-   * once it answers, `ok` called first then (./step-ends.ts `restampRunStart`: the answer moved the
-   * session row's version, nothing else wrote the new session).
-   */
-  started(ok: () => void): boolean | Promise<boolean>;
-  /**
    * `then` run by `settle`, in the order given, before `answer` resolves and before anything
    * awaiting it goes on (a stop asked in the window: ./session-runtime.ts `abortRun`); at once when
    * it answered already.
@@ -46,14 +40,6 @@ export function startAnswer(): StartAnswer & { settle(ok: boolean): void } {
       pending = [];
       for (const fn of then) fn(ok);
       resolve(ok);
-    },
-    started(then) {
-      if (state.ok === true) then();
-      if (state.ok !== undefined) return state.ok;
-      return answer.then((ok) => {
-        if (ok) then();
-        return ok;
-      });
     },
     whenAnswered(then) {
       if (state.ok !== undefined) then(state.ok);

@@ -72,6 +72,11 @@ export interface StepDriverOptions extends Pick<StepRequestSource, 'sendsTool' |
    * PostgreSQL) before the next model request (./step-sink.ts `StepEndGate`).
    */
   overlapsStepEnd?: boolean;
+  /**
+   * Awaited right before the first model request: false, no request (the drive ends with no part).
+   * A run prepared during its start's round trip (./step-ends.ts `startGate`).
+   */
+  opens?: () => Promise<boolean>;
   /** The run's preparation of each step; `ending`: the step end before it, still in flight. */
   prepareStep(stepNumber: number, messages: ModelMessage[], ending?: Promise<void>): Promise<StepSettings>;
 }
@@ -166,6 +171,7 @@ async function stepsThrough(options: StepDriverOptions, gate: StepEndGate): Prom
         ...(o.maxOutputTokens ? { maxOutputTokens: o.maxOutputTokens } : {}),
         ...(o.providerOptions ? { providerOptions: o.providerOptions } : {}),
       };
+      if (stepNumber === 0 && o.opens && !(await o.opens())) return;
       const result = await retry(() => o.model.doStream(call));
       outcome = await readStep(new StepReading(o, active, none), sink, result);
     } catch (error) {

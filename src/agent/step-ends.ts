@@ -128,16 +128,57 @@ export function sessionStartOf(c: RunContext): SessionStart | undefined {
 }
 
 /**
- * The model request's gate of a run prepared during its start's round trip (./run-loop.ts
- * `executeRun`, right before its first model request): true once the start answered ok and the
- * run goes on; false when the start failed (nothing of the run written, no model asked; its
- * outcome is dropped: ./run-control.ts `launchRun`) or a stop asked in the window aborted it. That
- * stop ran in the answer's `settle` (./start-answer.ts), before the answer's promise resolved: the
- * check here, in the answer's continuation, sees it whatever order the continuations run in (a
- * stop asked after the answer is a running run's, as for a run launched after it: the step driver
- * checks the signal again before the request).
+ * The gate of the first model request of a run prepared during its start's round trip
+ * (p-pgoverlap): `opens` answers true once the start answered ok and the run goes on; false when
+ * the start failed (nothing of the run written, no model asked; its outcome is dropped:
+ * ./run-control.ts `launchRun`) or a stop asked in the window aborted it. That stop ran in the
+ * answer's `settle` (./start-answer.ts), before the answer's promise resolved: the check here, in
+ * the answer's continuation, sees it whatever order the continuations run in. Checked right before
+ * the first `doStream` (./step-driver.ts `opens`; with `SVC_STEP_DRIVER=sdk` before `streamText`
+ * is called), so the first step's preparation, its prompt conversion and tools overlap the round
+ * trip too (p-pgscope); asked again (`gateShut`, `executeRun` after the stream) it answers the
+ * same. Made once the run's preparation ended (`streamStarter`): from then on the answer restamps the run's remembered start
+ * (`restampRunStart`) when it comes, so the first step takes that row whether it is prepared
+ * before the answer or after.
  */
-export async function startGate(c: RunContext, start: StartAnswer): Promise<boolean> {
-  const ok = await start.started(() => restampRunStart(c, c.sessionId));
-  return ok && !c.signal.aborted;
+export function startGate(c: RunContext, start: StartAnswer): () => Promise<boolean> {
+  start.whenAnswered((ok) => {
+    if (ok) restampRunStart(c, c.sessionId);
+  });
+  let opened: Promise<boolean> | undefined;
+  const opens = async () => (await start.answer) && !c.signal.aborted;
+  const gate = () => (opened ??= opens());
+  gates.set(c, gate);
+  return gate;
 }
+const gates = new WeakMap<RunContext, () => Promise<boolean>>();
+
+/** Whether the run's gate (`startGate`) stayed shut: no model request was made. */
+export async function gateShut(c: RunContext): Promise<boolean> {
+  const gate = gates.get(c);
+  return gate ? !(await gate()) : false;
+}
+
+/**
+ * Resolves once `count` steps of the run are closed, or after STEP_CLOSE_WAIT_MS (a stream that
+ * never delivers the step's end must not hang the run; the step is then judged without it).
+ */
+export function stepsClosed(t: RunTurn, count: number): Promise<void> {
+  if (t.stepsClosed >= count) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      if (t.stepsClosed < count && !timedOut) return;
+      t.stepClosedWaiters.delete(done);
+      clearTimeout(timer);
+      resolve();
+    };
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      done();
+    }, STEP_CLOSE_WAIT_MS);
+    timer.unref();
+    t.stepClosedWaiters.add(done);
+  });
+}
+const STEP_CLOSE_WAIT_MS = 5_000;

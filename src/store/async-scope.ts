@@ -31,6 +31,11 @@ export interface ScopedStorage<T> {
   enter<R>(store: T, fn: () => R): R;
   /** The end of a scope `enter` opened: the hooks go off when it was the last one open. */
   leave(): void;
+  /**
+   * `fn` with no store, whatever scope this code runs in: it and the work it starts see none, as
+   * outside every open scope (the hooks stay as they are).
+   */
+  exit<R>(fn: () => R): R;
   /** The store of the scope this code runs in, or undefined outside every open scope. */
   getStore(): T | undefined;
   /** Scopes open now (tests). */
@@ -57,6 +62,7 @@ export function scopedStorage<T>(): ScopedStorage<T> {
       return storage.run(store, fn);
     },
     leave,
+    exit: (fn) => (open === 0 ? fn() : storage.exit(fn)),
     getStore: () => storage.getStore(),
     get open() {
       return open;

@@ -72,6 +72,13 @@ export interface StoreTransactions {
    * connection reads what it wrote anyway). `fn` must not throw.
    */
   afterTransaction(fn: () => void, within?: Tx): void;
+  /**
+   * PostgreSQL: `fn` outside the transaction this call is made in (`SqlClient.outside`): it and the
+   * work it starts send their statements on the pool, each its own, not in that transaction.
+   * Absent on SQLite, whose bodies are joined by their token (or wait for the open one: one
+   * connection).
+   */
+  outside?<T>(fn: () => T): T;
 }
 
 /** What a service sees of the App's store: its backend and its transactions. */
@@ -121,5 +128,6 @@ export function postgresTransactions(sql: SqlClient): StoreTransactions {
       if (sql.inTransaction()) sql.afterTransaction(fn);
       else queueMicrotask(fn);
     },
+    outside: (fn) => sql.outside(fn),
   };
 }

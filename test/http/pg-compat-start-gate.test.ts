@@ -3,9 +3,10 @@
  * PostgreSQL (issue 18 item 6, p-pgoverlap: src/agent/run-early.ts `launchEarly`,
  * src/agent/start-answer.ts). The start's answer is held by the test (its `createClaimed` answers
  * only when the test lets it), so the order is the test's, not the load's: the run reaches its
- * gate (it has read its bound model for its first request: the last thing before the gate, in the
- * same turn), then a cancel, or a failure of the start after its statement, comes in the window,
- * then the answer. No order of continuations may let the model request go out.
+ * stream (it has read its bound model for its first request; since p-pgscope its first step is
+ * prepared after that, up to the gate right before the model's `doStream`), then a cancel, or a
+ * failure of the start after its statement, comes in the window, then the answer. No order of
+ * continuations may let the model request go out.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';

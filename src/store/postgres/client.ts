@@ -71,6 +71,11 @@ export interface SqlClient extends SqlExecutor {
    */
   readonly autocommit: SqlExecutor;
   /**
+   * `fn` and the work it starts with no transaction of this context: statements on the pool, as
+   * `autocommit`'s, for as long as that work runs (a lone start's early run, p-pgscope).
+   */
+  outside<T>(fn: () => T): T;
+  /**
    * As the client's own `query`, `one` and `run`, except for a statement that would be the first
    * of this context's transaction (none sent in it yet, no savepoint): it goes without BEGIN, its
    * own transaction, committed by itself; the transaction's later statements begin it, and one
@@ -178,6 +183,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       return root?.after ? root.end : undefined;
     },
     autocommit: pooled,
+    outside: (fn) => ambient.exit(fn),
     alone: routedExecutor(() => {
       if (ambient.open === 0) return pooled;
       const scope = joined();
