@@ -41,6 +41,13 @@ export interface RunEvents {
   /** `RunLedger.beforeNextAppend`. */
   beforeNext(runId: string, write: (() => void) | undefined): void;
   onAppend(listener: (event: RunEvent) => void): () => void;
+  /**
+   * The run's row was just inserted by this connection (its INSERT succeeded): in the transaction
+   * open now, if any, no event of the run exists and none but this ledger's appends can come
+   * until it ends, so its first event's seq, 1, is known: that append is held like the next ones
+   * (../store/held-rows.ts), no INSERT of its own (p-runev Left 1). Outside a transaction: nothing.
+   */
+  inserted(runId: string): void;
   /** Drops the cached session of a deleted run. */
   forget(runId: string): void;
   /** The session of a run this process holds the row of (a claimed run): `append` need not look it up. */
@@ -180,6 +187,9 @@ export function createRunEvents(deps: RunEventsDeps): RunEvents {
         const at = appendListeners.indexOf(listener);
         if (at >= 0) appendListeners = appendListeners.toSpliced(at, 1);
       };
+    },
+    inserted(runId) {
+      transactionMemo<number>(deps.rawDb(), nextSeqs)?.set(runId, 1);
     },
     forget(runId) {
       sessionOfRun.delete(runId);

@@ -10,6 +10,7 @@ import type { AsyncOf } from '../store/async-of';
 import { flushHeld, transactionMemo } from '../store/transaction-memo';
 import { getWideRow, getWideRowAnd } from '../store/wide-row';
 import type { RunRow } from './queries';
+import { knownRunRows } from './run-row-known';
 import type { RunStatus, RunUsage } from './types';
 
 /** The columns a new run row is written with. */
@@ -188,6 +189,8 @@ export function createRunWrites(
       updated_at: now,
     };
   };
+  const known = knownRunRows(prepare, QUEUED);
+  const keep = known.keep;
   // `returning`: the columns the statement answers (`RETURNING …`); none: whether it changed a row.
   const update = (id: string, patch: RunRowPatch, now: number, returning?: string) => {
     forget(id);
@@ -200,10 +203,14 @@ export function createRunWrites(
       params.push(value);
     }
     const text = `UPDATE agent_runs SET ${sets} WHERE id = ?`;
-    if (returning === '*') return getWideRow<RunRow>(prepare(`${text} RETURNING *`), [...params, id]);
+    if (returning === '*' || returning === QUEUED) {
+      const answer = known.update(id, text, sets, params, returning === QUEUED);
+      if (answer !== false) return answer;
+    }
+    if (returning === '*') return keep(getWideRow<RunRow>(prepare(`${text} RETURNING *`), [...params, id]));
     if (returning === QUEUED) {
       const answer = getWideRowAnd<RunRow>(prepare(`${text} RETURNING *, ${QUEUED}`), [...params, id]);
-      return answer && { row: answer.row, queued: answer.last === 1 };
+      return answer && { row: keep(answer.row), queued: answer.last === 1 };
     }
     return returning
       ? prepare(`${text} RETURNING ${returning}`).get(...params, id)
@@ -217,7 +224,7 @@ export function createRunWrites(
       const statement = prepare(INSERT_RUN);
       statement.run(...insertParams(row));
       handle = statement.database;
-      const answer = insertedRow(row);
+      const answer = keep(insertedRow(row));
       inserted()?.set(row.id, answer);
       return answer;
     },
@@ -242,14 +249,16 @@ export function createRunWrites(
     // The run rows (28 columns) through their values: ../store/wide-row.ts.
     markRunningRow(id, now, owner) {
       forget(id);
-      return getWideRow<RunRow>(prepare(`${MARK_RUNNING} RETURNING *`), [
-        now,
-        now,
-        owner.pid,
-        owner.host,
-        owner.runner,
-        id,
-      ]);
+      return keep(
+        getWideRow<RunRow>(prepare(`${MARK_RUNNING} RETURNING *`), [
+          now,
+          now,
+          owner.pid,
+          owner.host,
+          owner.runner,
+          id,
+        ]),
+      );
     },
     claimFreeRow(id, now, owner) {
       const row = inserted()?.get(id);
@@ -258,7 +267,9 @@ export function createRunWrites(
         const claimed = claimInserted(row, now, owner);
         if (claimed) return claimed;
       }
-      return getWideRow<RunRow>(prepare(CLAIM_FREE), [now, now, owner.pid, owner.host, owner.runner, id]);
+      return keep(
+        getWideRow<RunRow>(prepare(CLAIM_FREE), [now, now, owner.pid, owner.host, owner.runner, id]),
+      );
     },
     updateRun: (id, patch, now) => update(id, patch, now) as boolean,
     updateRunRow: (id, patch, now) => update(id, patch, now, '*') as RunRow | undefined,
@@ -277,6 +288,7 @@ export function createRunWrites(
       transaction(() => {
         for (const runId of ids) {
           forget(runId);
+          known.forget(runId);
           remove.run(runId);
         }
       });

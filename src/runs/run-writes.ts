@@ -53,7 +53,7 @@ export interface RunWriteOpsDeps {
   owner: RunOwner;
   queries: Pick<SqliteRunQueries, 'get' | 'runningOthers' | 'subtree'>;
   writes: SqliteRunWrites;
-  events: Pick<RunEvents, 'appendTo' | 'forget' | 'known'>;
+  events: Pick<RunEvents, 'appendTo' | 'forget' | 'known' | 'inserted'>;
   ownerAlive(run: AgentRun): boolean;
   require(id: string): AgentRun;
 }
@@ -93,6 +93,7 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
       const now = deps.clock.now();
       const row = newRunRow(input, deps.ids.next('run'), now, owner);
       const inserted = writes.insertRunRow(row);
+      deps.events.inserted(row.id);
       const first = firstRunEvent(row);
       // Its first event: seq 1, no read of the highest (the run's row was just inserted here).
       deps.events.appendTo(row.id, row.session_id, first.type, first.payload, 1);

@@ -39,7 +39,7 @@ export function getWideRowAnd<Row>(
 }
 
 /** The statement's one answer as an array (`raw`), the statement put back to objects after. */
-function rawValues(statement: Statement, params: unknown[]): unknown[] | undefined {
+export function rawValues(statement: Statement, params: unknown[]): unknown[] | undefined {
   try {
     return statement.raw(true).get(...params) as unknown[] | undefined;
   } finally {

@@ -151,7 +151,9 @@ describe('wide rows (ENGINE-CPU-82)', () => {
     const updated = await ledger.update(queued.id, { steps: 1 });
     const got = await ledger.get(queued.id);
     vi.restoreAllMocks();
-    expect(answers).toHaveLength(4);
+    // Claim, get, get: the update of a run whose row this process holds returns only the columns
+    // another writer may change, through its values too (p-sqlrow, COMPAT-PERF-482).
+    expect(answers).toHaveLength(3);
     expect(answers.every((answer) => Array.isArray(answer))).toBe(true);
     expect(claimed.ok && claimed.run).toEqual(afterClaim);
     expect(updated).toEqual(got);

@@ -35,17 +35,19 @@ describe('a new run’s first event on SQLite', () => {
       { seq: 1, type: 'other' },
       { seq: 2, type: 'run.queued' },
     ]);
-    // Inside a transaction too (the failed insert leaves the transaction going on).
+    // Inside a transaction the run's first event is held (seq 1 known: no writer but this ledger
+    // appends to a run inserted in the open transaction, p-sqlrow); the stand-in trigger, which no
+    // svc schema has, would make it conflict, so it goes first.
+    db.exec('DROP TRIGGER other_writer');
     db.exec('BEGIN IMMEDIATE');
     const creating = ledger.create({ ...RUN_INPUT });
     db.exec('COMMIT');
     const inTx = await creating;
     const next = await ledger.append(inTx.id, 'after');
-    expect(next.seq).toBe(3);
+    expect(next.seq).toBe(2);
     expect(eventsOf(db, inTx.id)).toEqual([
-      { seq: 1, type: 'other' },
-      { seq: 2, type: 'run.queued' },
-      { seq: 3, type: 'after' },
+      { seq: 1, type: 'run.queued' },
+      { seq: 2, type: 'after' },
     ]);
   });
 
