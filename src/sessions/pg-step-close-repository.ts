@@ -34,6 +34,15 @@ const messageCtes = (go: string) => `p AS (
   d AS (UPDATE message_search_docs y SET tools = p.tools, body = p.body, terms = p.terms::tsvector
         FROM p WHERE p.has_doc AND y.message_id = p.id AND p.id IN (SELECT id FROM m))`;
 
+/**
+ * The step's message patches and their `WITH`s (`p`, `m`, `d`) first, with a comma after; none for a
+ * step end with no message to patch (`lean`, p-pgnopatch: every lone compat request's finish), its
+ * other parameters numbered 10 lower after (`leanText`).
+ */
+const patches = (go: string, lean: boolean) => (lean ? '' : `${messageCtes(go)},\n  `);
+/** ` AND` the message updates done first (their locks first); nothing without them. */
+const afterM = (lean: boolean) => (lean ? '' : ' AND (SELECT count(*) FROM m) >= 0');
+
 // $12…$16 the usage (applied when `where` holds) and the session.
 const sessionCte = (
   where: string,
@@ -43,8 +52,8 @@ const sessionCte = (
 
 // The step's messages updated, then the session's usage added ($12) to its row. Every write
 // obeys `go` (true alone; `closeStepWrite`'s gate).
-const stepCtes = (go: string) => `${messageCtes(go)},
-  ${sessionCte(`$12 AND id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0`)}`;
+const stepCtes = (lean: boolean) => (go: string) =>
+  `${patches(go, lean)}${sessionCte(`$12 AND id = $16 AND ${go}${afterM(lean)}`)}`;
 
 /**
  * `stepCtes` with a new message inserted finished after the updates (`StepClose.created`,
@@ -55,12 +64,11 @@ const stepCtes = (go: string) => `${messageCtes(go)},
  * end come after it (the event's seq before the step end's), the locks in the step end's order
  * (messages, session row, run row).
  */
-const createdCtes = (following: FollowingWrite) => (go: string) => {
+const createdCtes = (following: FollowingWrite, lean: boolean) => (go: string) => {
   const after = following.sql(23, `${go} AND EXISTS (SELECT 1 FROM n) AND (SELECT count(*) FROM s) >= 0`);
-  return `${messageCtes(go)},
-  n AS (INSERT INTO messages (${MESSAGE_COLUMNS})
+  return `${patches(go, lean)}n AS (INSERT INTO messages (${MESSAGE_COLUMNS})
           SELECT $17, x.id, $18, $19, NULL, NULL, NULL, 0::double precision, $20, $11::bigint, $11::bigint, $11::bigint
-            FROM sessions x WHERE x.id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0
+            FROM sessions x WHERE x.id = $16 AND ${go}${afterM(lean)}
           RETURNING id, session_id, role, created_at),
   nd AS (INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
           SELECT n.id, n.session_id, n.role, $21, n.created_at, $22, $23::tsvector FROM n),
@@ -83,16 +91,15 @@ const openedInsert = (o: number, go: string) => `a AS (INSERT INTO messages (${M
  * session's row. The session's row is updated whatever the usage (its `updated_at`, as the
  * message's own append did).
  */
-const openedOnlyCtes = (opened: FollowingWrite | undefined) => (go: string) => {
+const openedOnlyCtes = (opened: FollowingWrite | undefined, lean: boolean) => (go: string) => {
   const start = opened?.sql(27, `${go} AND EXISTS (SELECT 1 FROM a) AND (SELECT count(*) FROM s) >= 0`);
   return `${openedInsert(16, go)},
-  ${messageCtes(go)},
-  ${sessionCte(`($12 OR true) AND id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0 AND (SELECT count(*) FROM a) >= 0`)}${start ? `,\n  ${start.cte}` : ''}`;
+  ${patches(go, lean)}${sessionCte(`($12 OR true) AND id = $16 AND ${go}${afterM(lean)} AND (SELECT count(*) FROM a) >= 0`)}${start ? `,\n  ${start.cte}` : ''}`;
 };
 
 /** `answerOf` with the opened message's id and its following write's answer (`openedOnlyCtes`). */
-const openedOnlyAnswerOf = (opened: FollowingWrite | undefined) => (go: string) =>
-  stepAnswer(go, openedFields(opened, 27, go));
+const openedOnlyAnswerOf = (opened: FollowingWrite | undefined, lean: boolean) => (go: string) =>
+  stepAnswer(go, lean, openedFields(opened, 27, go));
 
 /**
  * `createdCtes` with the step's assistant message inserted ahead of everything, already closed
@@ -105,7 +112,7 @@ const openedOnlyAnswerOf = (opened: FollowingWrite | undefined) => (go: string) 
  * it out. The locks in the step end's order (messages, session row, run row); the run events in
  * the order the separate statements gave them (its start's, then the result's, then the step's).
  */
-const openedCtes = (created: FollowingWrite, opened: FollowingWrite) => (go: string) => {
+const openedCtes = (created: FollowingWrite, opened: FollowingWrite, lean: boolean) => (go: string) => {
   const o = 23 + created.values.length;
   const start = opened.sql(o + 11, `${go} AND EXISTS (SELECT 1 FROM a) AND (SELECT count(*) FROM s) >= 0`);
   const after = created.sql(
@@ -113,10 +120,9 @@ const openedCtes = (created: FollowingWrite, opened: FollowingWrite) => (go: str
     `${go} AND EXISTS (SELECT 1 FROM n) AND (SELECT count(*) FROM ${opened.name}) >= 0`,
   );
   return `${openedInsert(o, go)},
-  ${messageCtes(go)},
-  n AS (INSERT INTO messages (${MESSAGE_COLUMNS})
+  ${patches(go, lean)}n AS (INSERT INTO messages (${MESSAGE_COLUMNS})
           SELECT $17, x.id, $18, $19, NULL, NULL, NULL, 0::double precision, $20, $11::bigint, $11::bigint, $11::bigint
-            FROM sessions x WHERE x.id = $16 AND ${go} AND (SELECT count(*) FROM m) >= 0 AND EXISTS (SELECT 1 FROM a)
+            FROM sessions x WHERE x.id = $16 AND ${go}${afterM(lean)} AND EXISTS (SELECT 1 FROM a)
           RETURNING id, session_id, role, created_at),
   nd AS (INSERT INTO message_search_docs (message_id, session_id, role, tools, created_at, body, terms)
           SELECT n.id, n.session_id, n.role, $21, n.created_at, $22, $23::tsvector FROM n),
@@ -125,7 +131,7 @@ const openedCtes = (created: FollowingWrite, opened: FollowingWrite) => (go: str
   ${after.cte}`;
 };
 
-const CLOSE_STEP = `WITH ${stepCtes('true')}
+const CLOSE_STEP = `WITH ${stepCtes(false)('true')}
   SELECT (SELECT array_agg(id) FROM m) AS svc_updated, s.* FROM (SELECT 1) AS one LEFT JOIN s ON true`;
 
 // closeStepWrite: every message of $1 exists (read before any write); the answer says whether the
@@ -133,10 +139,11 @@ const CLOSE_STEP = `WITH ${stepCtes('true')}
 const READY =
   'NOT EXISTS (SELECT 1 FROM unnest($1::text[]) AS i(id) WHERE NOT EXISTS (SELECT 1 FROM messages WHERE id = i.id))';
 /** The answer of every step end, then `more` (`,\n    'name', value, …`: a created or opened message's). */
-const stepAnswer = (go: string, more = '') => `json_build_object('go', ${go},
-    'found', (SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id)),
-    'updated', (SELECT array_agg(id) FROM m), 'session', (SELECT row_to_json(s) FROM s)${more})`;
-const answerOf = (go: string) => stepAnswer(go);
+const stepAnswer = (go: string, lean: boolean, more = '') => `json_build_object('go', ${go},
+    'found', ${lean ? 'NULL' : FOUND}, 'updated', ${lean ? 'NULL' : '(SELECT array_agg(id) FROM m)'}, 'session', (SELECT row_to_json(s) FROM s)${more})`;
+const FOUND =
+  '(SELECT array_agg(i.id) FROM unnest($1::text[]) AS i(id) WHERE EXISTS (SELECT 1 FROM messages WHERE id = i.id))';
+const answerOf = (lean: boolean) => (go: string) => stepAnswer(go, lean);
 /** The created message's id and its following write's answer (from $23). */
 const createdFields = (following: FollowingWrite, go: string) =>
   `,\n    'created', (SELECT id FROM n), 'following', ${following.sql(23, go).answer}`;
@@ -144,12 +151,12 @@ const createdFields = (following: FollowingWrite, go: string) =>
 const openedFields = (opened: FollowingWrite | undefined, at: number, go: string) =>
   `,\n    'opened', (SELECT id FROM a), 'opening', ${opened ? opened.sql(at, go).answer : 'NULL'}`;
 /** `answerOf` with the created message's id and its following write's answer. */
-const createdAnswerOf = (following: FollowingWrite) => (go: string) =>
-  stepAnswer(go, createdFields(following, go));
+const createdAnswerOf = (following: FollowingWrite, lean: boolean) => (go: string) =>
+  stepAnswer(go, lean, createdFields(following, go));
 
 /** `createdAnswerOf` with the opened message's id and its following write's answer. */
-const openedAnswerOf = (created: FollowingWrite, opened: FollowingWrite) => (go: string) =>
-  stepAnswer(go, createdFields(created, go) + openedFields(opened, 34 + created.values.length, go));
+const openedAnswerOf = (created: FollowingWrite, opened: FollowingWrite, lean: boolean) => (go: string) =>
+  stepAnswer(go, lean, createdFields(created, go) + openedFields(opened, 34 + created.values.length, go));
 
 type Answer = SessionRow & { svc_updated: string[] | null };
 
@@ -239,15 +246,18 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
       return wrote(svc_updated, row as SessionRow);
     },
     closeStepWrite(input) {
-      const { values, wrote } = prepared(input);
+      const { values: all, wrote } = prepared(input);
       const { created, opened } = input;
+      // No message to patch (every lone compat request's finish): a text without the patches'
+      // `WITH`s, their 10 empty arrays not sent (p-pgnopatch).
+      const lean = input.messages.length === 0;
+      const values = lean ? all.slice(PATCH_PARAMS) : all;
       // An opened message's run events, its last `WITH`, handed to the run statement's own list
       // while it builds its text (p-pglone: the run's finish); with a created message too, never.
       const last = !created ? opened?.following : undefined;
       return {
         values,
-        ready: READY,
-        ...stepShape(created?.following, opened && { following: opened.following }),
+        ...stepShape(created?.following, opened && { following: opened.following }, lean),
         ...(last?.handingOver ? { handingOver: last.handingOver } : {}),
         read(value) {
           const answer = value as StepAnswer;
@@ -271,35 +281,85 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
 /**
  * The statement's shape: its `WITH`s, the one the run's row follows, its answer; for a created
  * message (the held result), an opened one (the held assistant message) or both. An opened message
- * with a created one always has its following write (its call's start).
+ * with a created one always has its following write (its call's start). `lean` (no message to
+ * patch, p-pgnopatch): without the patches' `WITH`s and their 10 parameters (`leanShape`).
  */
 function stepShape(
   created: FollowingWrite | undefined,
   opened: { following: FollowingWrite | undefined } | undefined,
+  lean: boolean,
+): Pick<PrecedingWrite<unknown>, 'ready' | 'ctes' | 'last' | 'answer' | 'shape'> {
+  const full = fullShape(created, opened, lean);
+  return lean ? leanShape(full) : { ready: READY, ...full };
+}
+
+function fullShape(
+  created: FollowingWrite | undefined,
+  opened: { following: FollowingWrite | undefined } | undefined,
+  lean: boolean,
 ): Pick<PrecedingWrite<unknown>, 'ctes' | 'last' | 'answer' | 'shape'> {
   if (created && opened?.following)
     return {
-      ctes: openedCtes(created, opened.following),
+      ctes: openedCtes(created, opened.following, lean),
       last: created.name,
-      answer: openedAnswerOf(created, opened.following),
+      answer: openedAnswerOf(created, opened.following, lean),
       shape: `co ${followingShape(created)} ${followingShape(opened.following)}`,
     };
   if (created)
     return {
-      ctes: createdCtes(created),
+      ctes: createdCtes(created, lean),
       last: created.name,
-      answer: createdAnswerOf(created),
+      answer: createdAnswerOf(created, lean),
       shape: `c ${followingShape(created)}`,
     };
   if (opened)
     return {
-      ctes: openedOnlyCtes(opened.following),
+      ctes: openedOnlyCtes(opened.following, lean),
       last: opened.following?.name ?? 's',
-      answer: openedOnlyAnswerOf(opened.following),
+      answer: openedOnlyAnswerOf(opened.following, lean),
       shape: `o ${opened.following ? followingShape(opened.following) : '-'}`,
     };
-  return { ctes: stepCtes, last: 's', answer: answerOf, shape: 's' };
+  return { ctes: stepCtes(lean), last: 's', answer: answerOf(lean), shape: 's' };
 }
+
+/** The patches' parameters ($1…$10: the messages' arrays), absent from a lean step end's. */
+const PATCH_PARAMS = 10;
+
+/**
+ * A step end with no message to patch (p-pgnopatch): its texts built without the patches' `WITH`s
+ * (nothing reads $1…$10 then), every parameter numbered 10 lower (`leanText`), nothing to check
+ * before writing (`ready`: no message to find), its own shape.
+ */
+function leanShape(
+  full: Pick<PrecedingWrite<unknown>, 'ctes' | 'last' | 'answer' | 'shape'>,
+): Pick<PrecedingWrite<unknown>, 'ready' | 'ctes' | 'last' | 'answer' | 'shape'> {
+  return {
+    ready: 'true',
+    ctes: (go) => leanText(full.ctes(go)),
+    last: full.last,
+    answer: (go) => leanText(full.answer(go)),
+    ...(full.shape === undefined ? {} : { shape: `${full.shape} lean` }),
+  };
+}
+
+/**
+ * `text` (a lean step end's, its parameters numbered as the full one's) with every `$n` n − 10.
+ * Kept per text: the run ledger keeps the statement's text per shape (one build a shape), but a
+ * step end's other statement (`updateRunWithEventAfter`) builds its text every time.
+ */
+function leanText(text: string): string {
+  const kept = leanTexts.get(text);
+  if (kept !== undefined) return kept;
+  const lean = text.replace(/\$(\d+)/g, (_, digits: string) => {
+    const n = Number(digits);
+    if (n <= PATCH_PARAMS) throw new Error(`a lean step end's text reads the patches' $${n}`);
+    return `$${n - PATCH_PARAMS}`;
+  });
+  if (leanTexts.size >= 64) leanTexts.clear();
+  leanTexts.set(text, lean);
+  return lean;
+}
+const leanTexts = new Map<string, string>();
 
 /**
  * A following write's part of the step end's shape (`PrecedingWrite.shape`, p-pgappend): its SQL

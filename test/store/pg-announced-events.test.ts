@@ -26,6 +26,9 @@ import {
 import { appendStepMessages, sessionWithRun } from '../helpers/step-messages';
 import { until } from '../helpers/until';
 
+/** A step end's part of a statement: its message updates, or its session usage when it has no message to patch (p-pgnopatch). */
+const STEP_END_PART = /UPDATE messages|prompt_tokens = prompt_tokens \+/;
+
 const pg = postgresForFile();
 
 /** A run event and the bus's append in one statement (`insertEventWith`). */
@@ -297,7 +300,7 @@ describe.skipIf(!pg.available)('session events in the run ledger`s statements (P
     }
     // The statements from the second step's end to the last tool step's end: whole tool steps.
     const ends = sent.flatMap((text, i) =>
-      /UPDATE messages/.test(text) && /UPDATE agent_runs/.test(text) ? [i] : [],
+      STEP_END_PART.test(text) && /UPDATE agent_runs/.test(text) ? [i] : [],
     );
     expect(ends.length).toBe(steps + 1);
     const between = ends[steps - 1] - ends[1];

@@ -15,11 +15,14 @@ import { betweenBodyAndFinish, storeRun } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 
+/** A step end's part of a statement: its message updates, or its session usage when it has no message to patch (p-pgnopatch). */
+const STEP_END_PART = /UPDATE messages|prompt_tokens = prompt_tokens \+/;
+
 const pg = postgresForFile();
 
 const RUN_UPDATE = /UPDATE agent_runs/;
 /** A step end: the step's messages and the run's row in one statement. */
-const stepEnd = (text: string) => RUN_UPDATE.test(text) && /UPDATE messages/.test(text);
+const stepEnd = (text: string) => RUN_UPDATE.test(text) && STEP_END_PART.test(text);
 /** A finish: the run's status. */
 const finish = (text: string) => /UPDATE agent_runs SET status = /.test(text);
 type Run = Awaited<ReturnType<typeof storeRun>>;
@@ -121,7 +124,7 @@ describe.skipIf(!pg.available)('a run’s last step end in its finish’s statem
     const finishes = updates.filter(finish);
     expect(ends).toHaveLength(1);
     expect(finishes).toHaveLength(1);
-    expect(finishes[0]).not.toMatch(/UPDATE messages/);
+    expect(finishes[0]).not.toMatch(STEP_END_PART);
     expect(updates.indexOf(ends[0])).toBeLessThan(updates.indexOf(finishes[0]));
     // No session event twice, their ids consecutive; a replay answers that order.
     const ids = r.sessionEvents.map((e) => e.id);

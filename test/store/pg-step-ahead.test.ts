@@ -15,10 +15,13 @@ import { wrappedClient } from '../helpers/faulty-client';
 import { storeRun, storeRunShape } from '../helpers/pg-recorded-app';
 import { postgresForFile } from '../helpers/postgres';
 
+/** A step end's part of a statement: its message updates, or its session usage when it has no message to patch (p-pgnopatch). */
+const STEP_END_PART = /UPDATE messages|prompt_tokens = prompt_tokens \+/;
+
 const pg = postgresForFile();
 
 /** The step end's statement (its messages, the run's row and `step.finished`; a held tool message). */
-const stepEnd = (text: string) => /UPDATE agent_runs/.test(text) && /UPDATE messages/.test(text);
+const stepEnd = (text: string) => /UPDATE agent_runs/.test(text) && STEP_END_PART.test(text);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -16,6 +16,9 @@ import { makeTestApp } from '../helpers/make-test-app';
 import { driverStatements, migratedDatabase, postgresForFile, recordingClient } from '../helpers/postgres';
 import { appendStepMessages, sessionWithRun } from '../helpers/step-messages';
 
+/** A step end's part of a statement: its message updates, or its session usage when it has no message to patch (p-pgnopatch). */
+const STEP_END_PART = /UPDATE messages|prompt_tokens = prompt_tokens \+/;
+
 const pg = postgresForFile();
 
 const tokens = { input_tokens: 120, output_tokens: 30, reasoning_tokens: 0, cached_input_tokens: 0 };
@@ -181,7 +184,7 @@ describe.skipIf(!pg.available)('a step`s whole end in one statement on PostgreSQ
       const sent = [...driver.sent];
       // Two steps: each end one statement with the run's row, no BEGIN before it nor COMMIT after.
       const ends = sent.flatMap((text, i) =>
-        /UPDATE messages/.test(text) && /UPDATE agent_runs/.test(text) ? [i] : [],
+        STEP_END_PART.test(text) && /UPDATE agent_runs/.test(text) ? [i] : [],
       );
       expect(ends).toHaveLength(2);
       for (const i of ends) {

@@ -1,0 +1,51 @@
+/**
+ * A step end with no message to patch on PostgreSQL (issue 18 item 6, p-pgnopatch): `closeStepWrite`
+ * hands over `WITH`s without the patches' (`p`, `m`, `d`) and parameters without their 10 arrays,
+ * every other parameter numbered 10 lower. Its write stores what the full shape stores (`closeStep`,
+ * always the full text, for the same usage on a twin session) and answers the same session row.
+ */
+import { describe, expect, it } from 'vitest';
+import type { SqlClient } from '../../src/store/postgres/client';
+import { makeTestApp } from '../helpers/make-test-app';
+import { migratedDatabase, postgresForFile } from '../helpers/postgres';
+
+const pg = postgresForFile();
+
+const sessionRow = (sql: SqlClient, id: string) =>
+  sql.one<Record<string, unknown>>(
+    'SELECT prompt_tokens, completion_tokens, cost, updated_at FROM sessions WHERE id = $1',
+    [id],
+  );
+
+describe.skipIf(!pg.available)('a step end with nothing to patch on PostgreSQL', () => {
+  it('STORE-PG-913: closeStepWrite without messages binds 6 parameters (was 16), no patch `WITH`s; it stores and answers what the full statement does', async () => {
+    const sql = await migratedDatabase(pg.cluster());
+    const app = await makeTestApp({ postgres: sql });
+    try {
+      const { sessions } = app;
+      if (!sessions.closeStepWrite || !sessions.closeStep) throw new Error('no PostgreSQL step end');
+      const usage = { input_tokens: 120, output_tokens: 30, cost: 0.25 };
+      const lean = await sessions.create({ title: 'step' });
+      const full = await sessions.create({ title: 'step' });
+      const write = sessions.closeStepWrite({ sessionId: lean.id, messages: [], usage });
+      expect(write.values).toHaveLength(6);
+      expect(write.ready).toBe('true');
+      const go = '(SELECT go FROM g)';
+      const text = `WITH g AS (SELECT (${write.ready}) AS go), ${write.ctes(go)}
+        SELECT (${write.answer(go)}) AS answer`;
+      expect(text).not.toMatch(/UPDATE messages|message_search_docs|\$(?:[7-9]|\d\d)\b/);
+      const row = await sql.one<{ answer: unknown }>(text, [...write.values]);
+      const answered = write.read(row?.answer);
+      const closed = await sessions.closeStep({ sessionId: full.id, messages: [], usage });
+      expect(await sessionRow(sql, lean.id)).toEqual(await sessionRow(sql, full.id));
+      expect(await sessionRow(sql, lean.id)).toMatchObject({ prompt_tokens: 120, completion_tokens: 30 });
+      const { id: _a, title: _b, ...leanAnswer } = answered ?? ({} as Record<string, unknown>);
+      const { id: _c, title: _d, ...fullAnswer } = closed ?? ({} as Record<string, unknown>);
+      expect(leanAnswer).toEqual(fullAnswer);
+      expect(answered?.id).toBe(lean.id);
+    } finally {
+      await app.close();
+      await sql.close();
+    }
+  });
+});
