@@ -136,7 +136,7 @@ export async function settledCompatRow(app: App) {
   return row;
 }
 
-/** A lone compat request's run ledger events in their order (seq 1 onwards), on either store. */
+/** A lone compat request's run ledger events in their order (seq 1 onwards) on SQLite. */
 export const LONE_RUN_EVENTS = [
   'run.queued',
   'run.started',
@@ -149,6 +149,23 @@ export const LONE_RUN_EVENTS = [
   'run.finished',
   'openai_compat.response',
 ];
+
+/**
+ * PostgreSQL's order of `LONE_RUN_EVENTS`, as `[seq, type]`: the request's event goes in the start's
+ * statement (p-pgcompat), before the run's preparation writes `model.resolved`.
+ */
+export const PG_LONE_RUN_EVENTS = [
+  'run.queued',
+  'run.started',
+  'phase',
+  'openai_compat.request',
+  'model.resolved',
+  'prompt.assembled',
+  'phase',
+  'step.finished',
+  'run.finished',
+  'openai_compat.response',
+].map((type, i) => [i + 1, type]);
 
 /** A lone streamed request's session log with a one-delta answer, the same on SQLite and on PostgreSQL. */
 export const LONE_REQUEST_LOG = [

@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { reply } from '../helpers/fake-provider';
 import { driverStatements, migratedDatabase, postgresForFile } from '../helpers/postgres';
-import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
+import { compatServer, PG_LONE_RUN_EVENTS, settledCompatRow, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
 
@@ -62,20 +62,7 @@ describe.skipIf(!pg.available)('a compat run’s preparation on PostgreSQL', () 
       );
 
       const events = await app.runs.events(row.run_id);
-      expect(events.map((e) => [e.seq, e.type])).toEqual(
-        [
-          'run.queued',
-          'run.started',
-          'phase',
-          'openai_compat.request',
-          'model.resolved',
-          'prompt.assembled',
-          'phase',
-          'step.finished',
-          'run.finished',
-          'openai_compat.response',
-        ].map((type, i) => [i + 1, type]),
-      );
+      expect(events.map((e) => [e.seq, e.type])).toEqual(PG_LONE_RUN_EVENTS);
       const resolved = events.find((e) => e.type === 'model.resolved');
       expect(resolved?.payload).toMatchObject({ model: 'fake/m1' });
       const assembled = events.find((e) => e.type === 'prompt.assembled');
