@@ -22,10 +22,11 @@ describe.skipIf(!pg.available)(
       for (const close of closers.splice(0).reverse()) await close();
     });
 
-    it('STORE-PG-908: the first step is prepared (its funnel read) before the start’s answer, the model request after it; the answer and row as ever', async () => {
+    /** A compat server on PostgreSQL after one warm request; `order` gets 'model' when the next asks the model. */
+    const warmed = async () => {
       const sql = await migratedDatabase(pg.cluster());
       closers.push(() => sql.close());
-      let order: string[] = [];
+      const order: string[] = [];
       const script = [
         reply().text('warm'),
         () => {
@@ -37,7 +38,11 @@ describe.skipIf(!pg.available)(
       closers.push(() => app.close());
       await streamedAnswer(client);
       await settledCompatRow(app);
-      order = [];
+      return { app, client, order };
+    };
+
+    it('STORE-PG-908: the first step is prepared (its funnel read) before the start’s answer, the model request after it; the answer and row as ever', async () => {
+      const { app, client, order } = await warmed();
       let seen!: () => void;
       const stepPrepared = new Promise<void>((resolve) => {
         seen = resolve;
@@ -71,21 +76,7 @@ describe.skipIf(!pg.available)(
 
     it('STORE-PG-909: with the AI SDK’s streamText (SVC_STEP_DRIVER=sdk) the gate is before the stream’s call: its first step prepared and its model request after the start’s answer', async () => {
       vi.stubEnv('SVC_STEP_DRIVER', 'sdk');
-      const sql = await migratedDatabase(pg.cluster());
-      closers.push(() => sql.close());
-      let order: string[] = [];
-      const script = [
-        reply().text('warm'),
-        () => {
-          order.push('model');
-          return reply().text('the answer');
-        },
-      ];
-      const { app, client } = await compatServer(script, { postgres: sql });
-      closers.push(() => app.close());
-      await streamedAnswer(client);
-      await settledCompatRow(app);
-      order = [];
+      const { app, client, order } = await warmed();
       const create = app.runs.createClaimed!.bind(app.runs);
       app.runs.createClaimed = async (...args) => {
         try {
