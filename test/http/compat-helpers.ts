@@ -136,6 +136,25 @@ export async function settledCompatRow(app: App) {
   return row;
 }
 
+/** A streamed compat request's body for `fake/m1` with one user message. */
+export const streamedBody = (content: string) => ({
+  model: 'fake/m1',
+  messages: [{ role: 'user', content }],
+  stream: true,
+});
+
+/**
+ * The newest run once it ended and the SQLite handle's transaction (its held rows' COMMIT) is done,
+ * 20 turns at most; its id.
+ */
+export async function settledNewestRun(app: App): Promise<string> {
+  const [run] = await app.runs.list({ limit: 1 });
+  await app.agent.wait(run.id);
+  for (let turn = 0; turn < 20 && app.db.inTransaction; turn++)
+    await new Promise((resolve) => setImmediate(resolve));
+  return run.id;
+}
+
 /** A lone compat request's run ledger events in their order (seq 1 onwards) on SQLite. */
 export const LONE_RUN_EVENTS = [
   'run.queued',

@@ -13,7 +13,7 @@ import { atomically, atomicallyAsync, type Db, stepBatch } from '../../src/store
 import { MAX_ROWS } from '../../src/store/held-rows';
 import { reply } from '../helpers/fake-provider';
 import { countStatements, openTestDb } from '../helpers/sqlite-ledger';
-import { compatServer, sseData } from '../http/compat-helpers';
+import { compatServer, settledNewestRun, sseData, streamedBody } from '../http/compat-helpers';
 
 const opened: Db[] = [];
 afterEach(() => {
@@ -130,17 +130,8 @@ describe('session events held for one INSERT a transaction', () => {
 
   it('COMPAT-PERF-468: a lone compat request writes its session events in at most four INSERTs (fourteen before), ids and order as delivered', async () => {
     const { app, post } = await compatServer([reply().text('one'), reply().text('two')]);
-    const body = (content: string) => ({
-      model: 'fake/m1',
-      messages: [{ role: 'user', content }],
-      stream: true,
-    });
-    const settled = async () => {
-      const [run] = await app.runs.list({ limit: 1 });
-      await app.agent.wait(run.id);
-      for (let turn = 0; turn < 20 && app.db.inTransaction; turn++)
-        await new Promise((resolve) => setImmediate(resolve));
-    };
+    const body = streamedBody;
+    const settled = () => settledNewestRun(app);
     expect((await post('/v1/chat/completions', body('warm'))).status).toBe(200);
     await settled();
     const delivered: { id: number; session_id: string; type: string }[] = [];

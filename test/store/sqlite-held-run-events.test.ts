@@ -14,7 +14,7 @@ import { atomically, atomicallyAsync, type Db, stepBatch } from '../../src/store
 import { createIds, systemClock } from '../../src/util/ids';
 import { reply } from '../helpers/fake-provider';
 import { countStatements, openTestLedger, RUN_INPUT } from '../helpers/sqlite-ledger';
-import { compatServer, sseData } from '../http/compat-helpers';
+import { compatServer, settledNewestRun, sseData, streamedBody } from '../http/compat-helpers';
 
 const opened: Db[] = [];
 afterEach(() => {
@@ -180,18 +180,8 @@ describe('run events held for one INSERT a transaction (SQLite)', () => {
 
   it('COMPAT-PERF-481: a lone compat request writes its run events in at most four INSERTs (ten before), ids and seqs as appended', async () => {
     const { app, post } = await compatServer([reply().text('one'), reply().text('two')]);
-    const body = (content: string) => ({
-      model: 'fake/m1',
-      messages: [{ role: 'user', content }],
-      stream: true,
-    });
-    const settled = async () => {
-      const [run] = await app.runs.list({ limit: 1 });
-      await app.agent.wait(run.id);
-      for (let turn = 0; turn < 20 && app.db.inTransaction; turn++)
-        await new Promise((resolve) => setImmediate(resolve));
-      return run.id;
-    };
+    const body = streamedBody;
+    const settled = () => settledNewestRun(app);
     expect((await post('/v1/chat/completions', body('warm'))).status).toBe(200);
     await settled();
     const appended: { id: number; seq: number; type: string }[] = [];

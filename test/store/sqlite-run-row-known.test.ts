@@ -11,11 +11,9 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createRunLedger } from '../../src/runs/run-ledger';
 import { createRunWrites, type RunRowInsert } from '../../src/runs/run-repository';
 import { atomicallyAsync, DB_FILE, type Db } from '../../src/store/db';
-import { createIds, systemClock } from '../../src/util/ids';
-import { countStatements, openTestDb, RUN_INPUT } from '../helpers/sqlite-ledger';
+import { countStatements, openTestDb, openTestLedger, RUN_INPUT } from '../helpers/sqlite-ledger';
 
 const opened: Db[] = [];
 const others: Database.Database[] = [];
@@ -147,18 +145,7 @@ describe('a run inserted inside a transaction: its first event held (SQLite)', (
   const events = (db: Db, runId: string) =>
     db.prepare('SELECT id, seq, type FROM agent_run_events WHERE run_id = ? ORDER BY id').all(runId);
 
-  const ledgerOf = () => {
-    const { db, dataDir } = openTestDb(opened);
-    db.prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, 1, 1)').run('ses_1');
-    const ledger = createRunLedger({
-      clock: systemClock,
-      ids: createIds(),
-      runner: 'rnr_test',
-      db: () => db,
-      dbPath: join(dataDir, DB_FILE),
-    });
-    return { db, ledger };
-  };
+  const ledgerOf = () => openTestLedger(opened);
 
   it('COMPAT-PERF-484: a run created after another run’s append in one transaction writes its first event with its next ones: two INSERTs (three before), ids and seqs as stored', async () => {
     const { db, ledger } = ledgerOf();
