@@ -53,6 +53,27 @@ export function takeFragmentToken(
   return token;
 }
 
+/** Where a 401 leaves sign-in: its message, or none when the page had no token. */
+export interface SignedOut {
+  state: 'signed-out';
+  message?: string;
+}
+
+/**
+ * The sign-in state after a 401 (`had`: the tab still held a token when it came). A token the
+ * server rejects is said so; a 401 that comes after the token was already cleared (another request
+ * of the same token in flight, refused a moment later) keeps the page's sign-in and its message
+ * rather than wiping the reason.
+ */
+export function afterUnauthorized<S extends { state: string }>(
+  previous: S,
+  had: boolean,
+  message: string,
+): S | SignedOut {
+  if (had) return { state: 'signed-out', message };
+  return previous.state === 'signed-out' ? previous : { state: 'signed-out' };
+}
+
 function safeSessionStorage(): Storage | undefined {
   try {
     return globalThis.sessionStorage;

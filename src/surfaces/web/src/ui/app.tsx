@@ -7,7 +7,7 @@
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { type Api, ApiError, apiBase, createApi } from '../api';
-import type { TokenStore } from '../auth';
+import { afterUnauthorized, type TokenStore } from '../auth';
 import { href, type Route, useRoute } from '../router';
 import { ErrorBox, Loading } from './common';
 import { ReadoutsPage } from './readouts/readouts-page';
@@ -33,7 +33,7 @@ export function App({ tokens }: { tokens: TokenStore }): JSX.Element {
           // With no token at all this is just "please sign in"; with one, say it was rejected.
           const had = Boolean(tokens.get());
           tokens.clear();
-          setAuth({ state: 'signed-out', message: had ? error.message : undefined });
+          setAuth((previous) => afterUnauthorized(previous, had, error.message));
         },
       }),
     [tokens],
