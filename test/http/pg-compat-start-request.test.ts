@@ -8,6 +8,7 @@
  * nothing of the step runs while it is held).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { App } from '../../src/app';
 import { reply } from '../helpers/fake-provider';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
@@ -48,25 +49,10 @@ describe.skipIf(!pg.available)(
         seen = resolve;
       });
       // The start's answer held until the first step's preparation was seen (at most 5 s).
-      const create = app.runs.createClaimed!.bind(app.runs);
-      app.runs.createClaimed = async (...args) => {
-        try {
-          return await create(...args);
-        } finally {
-          await Promise.race([stepPrepared, new Promise((resolve) => setTimeout(resolve, 5_000))]);
-          order.push('answered');
-        }
-      };
-      // The run's funnel: once for its preparation's tools, then for its first step's.
-      const funnel = app.funnelContext.bind(app);
-      const calls = new Map<string | undefined, number>();
-      app.funnelContext = (sessionId, overrides, start) => {
-        const n = (calls.get(sessionId) ?? 0) + 1;
-        calls.set(sessionId, n);
-        order.push(n === 1 ? 'prepared' : 'step prepared');
-        if (n === 2) seen();
-        return funnel(sessionId, overrides, start);
-      };
+      const calls = recordStart(app, order, {
+        answered: () => Promise.race([stepPrepared, new Promise((resolve) => setTimeout(resolve, 5_000))]),
+        funnelled: (n) => n === 2 && seen(),
+      });
       expect(await streamedAnswer(client)).toBe('the answer');
       const row = await settledCompatRow(app);
       expect(order).toEqual(['prepared', 'step prepared', 'answered', 'model']);
@@ -77,27 +63,42 @@ describe.skipIf(!pg.available)(
     it('STORE-PG-909: with the AI SDK’s streamText (SVC_STEP_DRIVER=sdk) the gate is before the stream’s call: its first step prepared and its model request after the start’s answer', async () => {
       vi.stubEnv('SVC_STEP_DRIVER', 'sdk');
       const { app, client, order } = await warmed();
-      const create = app.runs.createClaimed!.bind(app.runs);
-      app.runs.createClaimed = async (...args) => {
-        try {
-          return await create(...args);
-        } finally {
-          // Held a moment: nothing of the stream may start meanwhile.
-          await new Promise((resolve) => setTimeout(resolve, 200));
-          order.push('answered');
-        }
-      };
-      const funnel = app.funnelContext.bind(app);
-      const calls = new Map<string | undefined, number>();
-      app.funnelContext = (sessionId, overrides, start) => {
-        const n = (calls.get(sessionId) ?? 0) + 1;
-        calls.set(sessionId, n);
-        order.push(n === 1 ? 'prepared' : 'step prepared');
-        return funnel(sessionId, overrides, start);
-      };
+      // The start's answer held a moment: nothing of the stream may start meanwhile.
+      recordStart(app, order, { answered: () => new Promise((resolve) => setTimeout(resolve, 200)) });
       expect(await streamedAnswer(client)).toBe('the answer');
       expect((await settledCompatRow(app)).status).toBe('completed');
       expect(order).toEqual(['prepared', 'answered', 'step prepared', 'model']);
     });
   },
 );
+
+/**
+ * Records in `order` the start's answer ('answered', once `answered()` settles after it) and each
+ * funnel call of the run's session ('prepared', then 'step prepared': its preparation's tools, then
+ * its first step's), `funnelled` told each call's number; answers the calls per session.
+ */
+function recordStart(
+  app: App,
+  order: string[],
+  hooks: { answered(): Promise<unknown>; funnelled?(n: number): unknown },
+): Map<string | undefined, number> {
+  const create = app.runs.createClaimed!.bind(app.runs);
+  app.runs.createClaimed = async (...args) => {
+    try {
+      return await create(...args);
+    } finally {
+      await hooks.answered();
+      order.push('answered');
+    }
+  };
+  const funnel = app.funnelContext.bind(app);
+  const calls = new Map<string | undefined, number>();
+  app.funnelContext = (sessionId, overrides, start) => {
+    const n = (calls.get(sessionId) ?? 0) + 1;
+    calls.set(sessionId, n);
+    order.push(n === 1 ? 'prepared' : 'step prepared');
+    hooks.funnelled?.(n);
+    return funnel(sessionId, overrides, start);
+  };
+  return calls;
+}
