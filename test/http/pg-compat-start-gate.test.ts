@@ -23,10 +23,11 @@ const body = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user'
  * The start held: `createClaimed` answers once `release` is called (its statement answered
  * before); `order` gets `prepared` (the run binds its handed model), `gate` (its
  * first read of the bound model's language model: the stream's start, right before the gate),
- * `answered` (the start's answer let go). `onGate` is told the session at `gate`. The next
+ * `answered` (the start's answer let go); `sessionId()` the run's session once at `gate`. The next
  * request's run alone.
  */
-function heldStart(app: App, onGate: (sessionId: string) => void) {
+function heldStart(app: App) {
+  let gateSession = '';
   const order: string[] = [];
   let release!: () => void;
   const released = new Promise<void>((resolve) => {
@@ -66,7 +67,7 @@ function heldStart(app: App, onGate: (sessionId: string) => void) {
         if (!read) {
           read = true;
           order.push('gate');
-          onGate(sessionId);
+          gateSession = sessionId;
           reached();
         }
         return model;
@@ -82,7 +83,7 @@ function heldStart(app: App, onGate: (sessionId: string) => void) {
     expect(app.agent.active().map((run) => run.state)).toEqual(['running']);
     await gate;
   };
-  return { order, release, atGate };
+  return { order, release, atGate, sessionId: () => gateSession };
 }
 
 describe.skipIf(!pg.available)('the model request’s gate of a run prepared during its start', () => {
@@ -108,17 +109,16 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
   it('STORE-PG-894: a cancel issued once the run waits at its gate, before the start’s answer: the answer released, no model request; the run cancelled, the session idle; a later request works', async () => {
     const { app, post, provider, requests } = await warmedServer();
 
-    let cancelled: Promise<unknown> | undefined;
-    const held = heldStart(app, (sessionId) => {
-      cancelled = app.agent.cancel(sessionId).then((answer) => {
-        held.order.push('cancel answered');
-        return answer;
-      });
-    });
+    const held = heldStart(app);
+    closers.push(async () => held.release());
     const answering = post('/v1/chat/completions', body('stop me'));
+    // Issued once the statement has answered (the session committed) and the run is at its gate,
+    // not from the gate itself: the gate can be reached before the statement answers (the run is
+    // prepared during the round trip), and a cancel then names a session no connection sees yet.
     await held.atGate();
     // The cancel answered in the window: its stop waits for the start's answer.
-    const answer = (await cancelled) as { cancelled_run_id: string | null };
+    const answer = await app.agent.cancel(held.sessionId());
+    held.order.push('cancel answered');
     expect(answer.cancelled_run_id).toMatch(/^run_/);
     held.release();
     const response = await answering;
@@ -159,7 +159,8 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
         },
       } satisfies HeldPrompt;
     };
-    const held = heldStart(app, () => {});
+    const held = heldStart(app);
+    closers.push(async () => held.release());
     const answering = post('/v1/chat/completions', body('fail me'));
     await held.atGate();
     held.release();
