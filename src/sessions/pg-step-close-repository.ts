@@ -136,7 +136,7 @@ const CLOSE_STEP = `WITH ${stepCtes(false)('true')}
 
 /**
  * `CLOSE_STEP` with no message to patch (p-gatearg, as `closeStepWrite`'s lean shape): a usage-only
- * step end, i.e. a run handed over at a clean stop (issue 19) whose cut step had its usage
+ * step end, i.e. a run handed over at a clean stop (issue 19) once its step's usage had arrived
  * (../agent/step-close.ts `closeWith`: its messages are stored unfinished, not patched). Built at
  * its first use (`leanText`'s map is made below).
  */

@@ -1,8 +1,9 @@
 /**
  * A step end with no message to patch on PostgreSQL (issue 18 item 6, p-pgnopatch): `closeStepWrite`
  * hands over `WITH`s without the patches' (`p`, `m`, `d`) and parameters without their 10 arrays,
- * every other parameter numbered 10 lower. Its write stores what `closeStep` stores for the same
- * usage on a twin session and answers the same session row. The standalone `closeStep` with no
+ * every other parameter numbered 10 lower. Its write stores what `closeStep`'s full text stores for
+ * the same usage on a twin session (with a message to patch) and answers the same session row. The
+ * standalone `closeStep` with no
  * message (a usage-only step end: a run handed over at a clean stop, p-gatearg) sends the lean text
  * too, and stores and answers what `addUsage` does; with a message it still sends the full text.
  */
@@ -39,7 +40,13 @@ describe.skipIf(!pg.available)('a step end with nothing to patch on PostgreSQL',
       expect(text).not.toMatch(/UPDATE messages|message_search_docs|\$(?:[7-9]|\d\d)\b/);
       const row = await sql.one<{ answer: unknown }>(text, [...write.values]);
       const answered = write.read(row?.answer);
-      const closed = await sessions.closeStep({ sessionId: full.id, messages: [], usage });
+      // The full text: since p-gatearg a `closeStep` without messages is lean too.
+      const { assistant } = await appendStepMessages(sessions, full.id, null);
+      const closed = await sessions.closeStep({
+        sessionId: full.id,
+        messages: [{ id: assistant.id, patch: { finished: true } }],
+        usage,
+      });
       expect(await sessionRow(sql, lean.id)).toEqual(await sessionRow(sql, full.id));
       expect(await sessionRow(sql, lean.id)).toMatchObject({ prompt_tokens: 120, completion_tokens: 30 });
       const { id: _a, title: _b, ...leanAnswer } = answered ?? ({} as Record<string, unknown>);
