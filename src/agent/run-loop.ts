@@ -30,7 +30,7 @@ import { providerFailure, recordFailure } from './run-failure';
 import { type ResumedTurn, resumedTurn, runWaitingCalls, type ToolCallPart } from './run-resume';
 import { compactCounted, consumeStream, runPolicies, streamStarter, toolsFor } from './run-stream';
 import type { HeldWrites, RunContext, RunExecution, RunOutcome, RunTurn } from './run-types';
-import { gateShut, type SessionFunnel, sessionStartOf, sessionVersion } from './step-ends';
+import { type SessionFunnel, sessionStartOf, sessionVersion, startGate } from './step-ends';
 import { keptSdk, loadSdk } from './step-request';
 import { LENGTH_CONTINUATION_NOTE } from './system-prompt.prompt';
 import { deferredSpecs, deferredToolsBlock, exposureLevel } from './tool-exposure';
@@ -71,9 +71,10 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     x.stop.release = () => releaseOnStop(c, t);
     const effort = t.session.reasoning_effort ?? c.kind.reasoning_effort;
     const ai = keptSdk() ?? (await loadSdk());
-    const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort));
+    const opens = x.answered && startGate(c, x.answered); // p-pgoverlap: the first model request's gate
+    const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort), opens);
     await consumeStream(c, t, startStream(history, c.steps));
-    if (x.answered && (await gateShut(c))) return stopped(c); // p-pgoverlap: nothing asked (./step-ends.ts)
+    if (opens && !(await opens())) return stopped(c); // it stayed shut: nothing asked (./step-ends.ts)
     await recoverLength(c, t, startStream);
     const settled = await settleRun(c, t);
     // The last step end held for the finish (./last-step-end.ts): failing alone, it fails the run.
@@ -319,7 +320,6 @@ async function prepareRun(
     await held?.write();
     if (!(await compactCounted(c, { keepFromMessageId: user.id }))) failedCompactions++;
   }
-
   const policies = runPolicies(c);
   // Tool exposure (src/agent/tool-exposure.ts): with many tools against the window, only the
   // core ones (and those already called in this run) travel with their schemas.

@@ -25,10 +25,10 @@ import {
   rememberRunStart,
   runStartFor,
   type SessionFunnel,
+  type StartGate,
   sessionStartOf,
   sessionVersion,
   stampStepEnd,
-  startGate,
   stepEndFor,
   stepsClosed,
 } from './step-ends';
@@ -96,17 +96,18 @@ function onlyTools(names: string[] | undefined): RunTurn['policies'] {
  * `streamText` call (its multi-step tool calling). The history is converted once, and the step's
  * preparation (prepareStep) adjusts each step (tool set, last-step note, compaction). A step cut
  * by the output token limit ends the stream; length recovery starts another one from the stored
- * history plus a continuation note (not stored).
+ * history plus a continuation note (not stored). `opens`: the first model request's gate of a run
+ * prepared during its start's round trip (p-pgoverlap, ./step-ends.ts `startGate`), made by the
+ * run loop, which asks it again after the stream.
  */
 export function streamStarter(
   c: RunContext,
   t: RunTurn,
   ai: Ai,
   providerOptions: Record<string, Record<string, never>> | undefined,
+  opens?: StartGate,
 ): StartStream {
   const { x, signal } = c;
-  // Prepared during its start's round trip (p-pgoverlap): its first model request's gate.
-  const opens = x.answered ? startGate(c, x.answered) : undefined;
   const bridge = bridgeFor(c, t);
   const resolved = t.resolved;
   // Deferred exposure: the request carries the core tools and those called in this run; every
@@ -157,7 +158,7 @@ export function streamStarter(
   };
 }
 
-async function* gated(opens: () => Promise<boolean>, stream: () => ReturnType<StartStream>) {
+async function* gated(opens: StartGate, stream: () => ReturnType<StartStream>) {
   if (await opens()) yield* stream().fullStream;
 }
 

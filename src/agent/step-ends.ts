@@ -136,28 +136,23 @@ export function sessionStartOf(c: RunContext): SessionStart | undefined {
  * the answer's continuation, sees it whatever order the continuations run in. Checked right before
  * the first `doStream` (./step-driver.ts `opens`; with `SVC_STEP_DRIVER=sdk` before `streamText`
  * is called), so the first step's preparation, its prompt conversion and tools overlap the round
- * trip too (p-pgscope); asked again (`gateShut`, `executeRun` after the stream) it answers the
- * same. Made once the run's preparation ended (`streamStarter`): from then on the answer restamps the run's remembered start
+ * trip too (p-pgscope); asked again (`executeRun` after the stream: a shut gate ends the run
+ * `stopped`) it answers the same. Made by `executeRun` once the run's preparation ended and handed
+ * to its stream (`streamStarter`): from then on the answer restamps the run's remembered start
  * (`restampRunStart`) when it comes, so the first step takes that row whether it is prepared
  * before the answer or after.
  */
-export function startGate(c: RunContext, start: StartAnswer): () => Promise<boolean> {
+export function startGate(c: RunContext, start: StartAnswer): StartGate {
   start.whenAnswered((ok) => {
     if (ok) restampRunStart(c, c.sessionId);
   });
   let opened: Promise<boolean> | undefined;
   const opens = async () => (await start.answer) && !c.signal.aborted;
-  const gate = () => (opened ??= opens());
-  gates.set(c, gate);
-  return gate;
+  return () => (opened ??= opens());
 }
-const gates = new WeakMap<RunContext, () => Promise<boolean>>();
 
-/** Whether the run's gate (`startGate`) stayed shut: no model request was made. */
-export async function gateShut(c: RunContext): Promise<boolean> {
-  const gate = gates.get(c);
-  return gate ? !(await gate()) : false;
-}
+/** A run's first model request's gate (`startGate`): true once it may go, the same answer each call. */
+export type StartGate = () => Promise<boolean>;
 
 /**
  * Resolves once `count` steps of the run are closed, or after STEP_CLOSE_WAIT_MS (a stream that

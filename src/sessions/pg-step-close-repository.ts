@@ -134,6 +134,17 @@ const openedCtes = (created: FollowingWrite, opened: FollowingWrite, lean: boole
 const CLOSE_STEP = `WITH ${stepCtes(false)('true')}
   SELECT (SELECT array_agg(id) FROM m) AS svc_updated, s.* FROM (SELECT 1) AS one LEFT JOIN s ON true`;
 
+/**
+ * `CLOSE_STEP` with no message to patch (p-gatearg, as `closeStepWrite`'s lean shape): a usage-only
+ * step end, i.e. a run handed over at a clean stop (issue 19) once its step's usage had arrived
+ * (../agent/step-close.ts `closeWith`: its messages are stored unfinished, not patched). Built at
+ * its first use (`leanText`'s map is made below).
+ */
+const closeStepLean = () =>
+  (leanCloseStep ??= leanText(`WITH ${stepCtes(true)('true')}
+  SELECT NULL::text[] AS svc_updated, s.* FROM (SELECT 1) AS one LEFT JOIN s ON true`));
+let leanCloseStep: string | undefined;
+
 // closeStepWrite: every message of $1 exists (read before any write); the answer says whether the
 // statement wrote (go), names the messages found and updated, and holds the session row.
 const READY =
@@ -239,8 +250,12 @@ export function createPostgresStepClose(deps: { sql: SqlClient; clock: Clock; id
   return {
     async closeStep(input) {
       const { values, wrote } = prepared(input);
+      // No message to patch: the text without the patches' `WITH`s and their 10 empty arrays.
+      const lean = input.messages.length === 0;
       const answer = await marked(sql, input.sessionId, sql.transactionNow(), () =>
-        sql.one<Answer>(CLOSE_STEP, values),
+        lean
+          ? sql.one<Answer>(closeStepLean(), values.slice(PATCH_PARAMS))
+          : sql.one<Answer>(CLOSE_STEP, values),
       );
       const { svc_updated, ...row } = answer ?? { svc_updated: null };
       return wrote(svc_updated, row as SessionRow);
