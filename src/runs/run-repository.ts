@@ -10,26 +10,12 @@ import type { AsyncOf } from '../store/async-of';
 import { flushHeld, transactionMemo } from '../store/transaction-memo';
 import { getWideRow, getWideRowAnd } from '../store/wide-row';
 import type { RunRow } from './queries';
-import { knownRunRows } from './run-row-known';
+import { type InsertedRunColumns, insertedRow, knownRunRows } from './run-row-known';
 import type { RunStatus, RunUsage } from './types';
 
-/** The columns a new run row is written with. */
-export interface RunRowInsert {
-  id: string;
-  session_id: string;
-  parent_run_id: string | null;
-  family_session_id: string;
+/** The columns a new run row is written with (a new run is queued or running). */
+export interface RunRowInsert extends InsertedRunColumns {
   status: 'queued' | 'running';
-  agent: string;
-  model: string | null;
-  origin: string;
-  prompt: string;
-  options: string;
-  created_at: number;
-  started_at: number | null;
-  pid: number | null;
-  host: string | null;
-  runner: string | null;
 }
 
 /** The columns an update changes (`undefined` leaves one as it is). */
@@ -312,46 +298,6 @@ export function createRunWrites(
       ).run(event.run_id, event.session_id, seq, event.type, event.payload, event.created_at);
       return { id: Number(lastInsertRowid), seq };
     },
-  };
-}
-
-/**
- * The row `INSERT_RUN` writes, as `SELECT *` reads it: the table's columns in their order, the
- * defaults of the migrations ('agent', then `failure`) for the columns it does not set. Built here
- * instead of `RETURNING *`, which costs ≈ 7 µs a new run on SQLite (p-bus: 13.5 against 6.2 µs
- * an insert, the table and its four indexes). A column added to `agent_runs` is added here too:
- * ENGINE-CPU-11 compares this row with the stored one, key order included.
- */
-function insertedRow(row: RunRowInsert): RunRow {
-  return {
-    id: row.id,
-    session_id: row.session_id,
-    parent_run_id: row.parent_run_id,
-    family_session_id: row.family_session_id,
-    status: row.status,
-    agent: row.agent,
-    model: row.model,
-    origin: row.origin,
-    prompt: row.prompt,
-    options: row.options,
-    reason: null,
-    error: null,
-    steps: 0,
-    input_tokens: 0,
-    output_tokens: 0,
-    reasoning_tokens: 0,
-    cached_input_tokens: 0,
-    cost: 0,
-    result_message_id: null,
-    pid: row.pid,
-    host: row.host,
-    runner: row.runner,
-    cancel_requested: 0,
-    created_at: row.created_at,
-    started_at: row.started_at,
-    finished_at: null,
-    updated_at: row.created_at,
-    failure: null,
   };
 }
 

@@ -12,6 +12,7 @@ import { statementCache } from '../store/statement-cache';
 import { flushHeld, transactionMemo } from '../store/transaction-memo';
 import type { Clock, Ids } from '../util/ids';
 import { createMessageStore } from './message-store';
+import { knownSessionRows } from './session-row-known';
 import { sessionRowKey } from './session-row-version';
 import { createSessionSearch } from './session-search';
 import { createSessionSearchRepository } from './session-search-repository';
@@ -74,6 +75,15 @@ export function newSessionRow(values: ReturnType<typeof newSessionValues>): Sess
   } as SessionRow;
 }
 
+// `sessions`' columns in the table's order (`SELECT *`): `newSessionRow`'s keys, whatever the values.
+const SESSION_COLUMNS: readonly string[] = Object.keys(newSessionRow(newSessionValues({}, '', '', 0)));
+
+/** A step's usage added to its session (`addUsage`): the usage, `updated_at`, then the id. */
+const USAGE_UPDATE =
+  'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ?';
+/** `USAGE_UPDATE` for a session whose fixed columns this process does not hold. */
+const USAGE_UPDATE_WHOLE = `${USAGE_UPDATE} RETURNING *`;
+
 /**
  * The session rows this store wrote in the current write transaction, as their statements
  * returned them (issue 17 item 3: a compat request creates its session, appends the prompt and
@@ -100,6 +110,32 @@ function writtenRows(db: () => Db) {
     },
     /** The row's `updated_at` as this transaction wrote it (a message write skips an UPDATE to it). */
     updatedAt: (id: string) => memo()?.get(id)?.updated_at,
+  };
+}
+
+/**
+ * The reads of a whole session row and the usage UPDATE, over the sessions' fixed columns this
+ * process holds (./session-row-known.ts): a row read is held; the usage UPDATE of a held session
+ * returns only the columns some writer may change, of another `*` (then held).
+ */
+function heldRowStatements(sql: (text: string) => Statement, clock: Clock) {
+  const known = knownSessionRows(SESSION_COLUMNS, sql);
+  return {
+    known,
+    read(id: string): SessionRow | undefined {
+      const row = sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+      known.keep(row);
+      return row;
+    },
+    addUsage(id: string, usage: NonNullable<StepClose['usage']>): SessionRow | undefined {
+      const now = clock.now();
+      const params = [usage.input_tokens, usage.output_tokens, usage.cost, now];
+      const row = known.update(id, USAGE_UPDATE, params, now);
+      if (row !== false) return row;
+      const whole = sql(USAGE_UPDATE_WHOLE).get(...params, id) as SessionRow | undefined;
+      known.keep(whole);
+      return whole;
+    },
   };
 }
 
@@ -146,9 +182,9 @@ export function createSessionStore(deps: {
   const toSession = (row: SessionRow): Session => ({ ...row, metadata: JSON.parse(row.metadata) });
   const { get: writtenRow, keep, ...sessionRows } = writtenRows(db);
   const written = writtenMessages(db);
+  const rows = heldRowStatements(sql, deps.clock);
   const get = (id: string) => {
-    const row =
-      writtenRow(id) ?? (sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined);
+    const row = writtenRow(id) ?? rows.read(id);
     return row ? toSession(row) : undefined;
   };
   const require = (id: string) => {
@@ -173,11 +209,7 @@ export function createSessionStore(deps: {
   });
   const addUsageRow = (id: string, usage: NonNullable<StepClose['usage']>): Session | undefined => {
     groupCommit(db());
-    const row = sql(
-      'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ? RETURNING *',
-    ).get(usage.input_tokens, usage.output_tokens, usage.cost, deps.clock.now(), id) as
-      | SessionRow
-      | undefined;
+    const row = rows.addUsage(id, usage);
     keep(row, id);
     wrote(sessionRowKey(id));
     return row ? toSession(row) : undefined;
@@ -196,6 +228,7 @@ export function createSessionStore(deps: {
       ).run(...values);
       const row = newSessionRow(values);
       keep(row, id);
+      rows.known.keep(row);
       written.sessionCreated(id);
       const session = toSession(row);
       wrote(sessionRowKey(id));
@@ -269,6 +302,7 @@ export function createSessionStore(deps: {
       const ids = family(id).map((s) => s.id);
       if (ids.length === 0) require(id);
       for (const removed of [id, ...ids]) keep(undefined, removed);
+      for (const removed of [id, ...ids]) rows.known.forget(removed);
       written.sessionsDeleted();
       cascadingDelete(sql('DELETE FROM sessions WHERE id = ?'), id);
       for (const removed of ids) wrote(sessionRowKey(removed));
