@@ -3,12 +3,28 @@
  * run on a handle.
  */
 import { join } from 'node:path';
+import type Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import { vi } from 'vitest';
+import { afterEach, vi } from 'vitest';
 import { createRunLedger, type RunLedger } from '../../src/runs/run-ledger';
 import { DB_FILE, type Db, openDb } from '../../src/store/db';
 import { createIds, systemClock } from '../../src/util/ids';
 import { tmpWorkspace } from './tmp-workspace';
+
+/**
+ * The handles a test file opens, closed after each test (mocks restored first): `opened` svc's
+ * (./openTestDb), `others` plain better-sqlite3 handles standing in for another connection.
+ */
+export function closedAfterEach(): { opened: Db[]; others: Database.Database[] } {
+  const opened: Db[] = [];
+  const others: Database.Database[] = [];
+  afterEach(() => {
+    vi.restoreAllMocks();
+    for (const db of others.splice(0)) db.close();
+    for (const db of opened.splice(0)) db.close();
+  });
+  return { opened, others };
+}
 
 /** A fresh database in a new workspace; the handle is pushed on `opened` for the test to close. */
 export function openTestDb(opened: Db[]): { db: Db; dataDir: string } {

@@ -10,19 +10,13 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createSessionStore } from '../../src/sessions/session-store';
 import { DB_FILE, type Db } from '../../src/store/db';
 import { createIds } from '../../src/util/ids';
-import { countStatements, openTestDb } from '../helpers/sqlite-ledger';
+import { closedAfterEach, countStatements, openTestDb } from '../helpers/sqlite-ledger';
 
-const opened: Db[] = [];
-const others: Database.Database[] = [];
-afterEach(() => {
-  vi.restoreAllMocks();
-  for (const db of others.splice(0)) db.close();
-  for (const db of opened.splice(0)) db.close();
-});
+const { opened, others } = closedAfterEach();
 
 const USAGE_UPDATE =
   'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ?';

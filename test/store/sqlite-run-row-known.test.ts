@@ -10,18 +10,18 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createRunWrites, type RunRowInsert } from '../../src/runs/run-repository';
 import { atomicallyAsync, DB_FILE, type Db } from '../../src/store/db';
-import { countStatements, openTestDb, openTestLedger, RUN_INPUT } from '../helpers/sqlite-ledger';
+import {
+  closedAfterEach,
+  countStatements,
+  openTestDb,
+  openTestLedger,
+  RUN_INPUT,
+} from '../helpers/sqlite-ledger';
 
-const opened: Db[] = [];
-const others: Database.Database[] = [];
-afterEach(() => {
-  vi.restoreAllMocks();
-  for (const db of others.splice(0)) db.close();
-  for (const db of opened.splice(0)) db.close();
-});
+const { opened, others } = closedAfterEach();
 
 /** A database holding `ses_1`, its file, and the SQLite run writes over it. */
 function openWrites() {
