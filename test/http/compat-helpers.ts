@@ -170,10 +170,10 @@ export const LONE_RUN_EVENTS = [
 ];
 
 /**
- * PostgreSQL's order of `LONE_RUN_EVENTS`, as `[seq, type]`: the request's event goes in the start's
- * statement (p-pgcompat), before the run's preparation writes `model.resolved`.
+ * PostgreSQL's order of `LONE_RUN_EVENTS`: the request's event goes in the start's statement
+ * (p-pgcompat), before the run's preparation writes `model.resolved`.
  */
-export const PG_LONE_RUN_EVENTS = [
+export const PG_LONE_RUN_EVENT_TYPES = [
   'run.queued',
   'run.started',
   'phase',
@@ -184,7 +184,10 @@ export const PG_LONE_RUN_EVENTS = [
   'step.finished',
   'run.finished',
   'openai_compat.response',
-].map((type, i) => [i + 1, type]);
+];
+
+/** `PG_LONE_RUN_EVENT_TYPES` as `[seq, type]`. */
+export const PG_LONE_RUN_EVENTS = PG_LONE_RUN_EVENT_TYPES.map((type, i) => [i + 1, type]);
 
 /** A lone streamed request's session log with a one-delta answer, the same on SQLite and on PostgreSQL. */
 export const LONE_REQUEST_LOG = [
