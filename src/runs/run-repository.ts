@@ -175,7 +175,7 @@ export function createRunWrites(
       updated_at: now,
     };
   };
-  const known = knownRunRows(prepare, QUEUED);
+  const known = knownRunRows(prepare);
   const keep = known.keep;
   // `returning`: the columns the statement answers (`RETURNING …`); none: whether it changed a row.
   const update = (id: string, patch: RunRowPatch, now: number, returning?: string) => {
@@ -189,12 +189,14 @@ export function createRunWrites(
       params.push(value);
     }
     const text = `UPDATE agent_runs SET ${sets} WHERE id = ?`;
-    if (returning === '*' || returning === QUEUED) {
-      const answer = known.update(id, text, sets, params, returning === QUEUED);
+    if (returning === '*') {
+      const answer = known.update(id, text, params);
       if (answer !== false) return answer;
+      return keep(getWideRow<RunRow>(prepare(`${text} RETURNING *`), [...params, id]));
     }
-    if (returning === '*') return keep(getWideRow<RunRow>(prepare(`${text} RETURNING *`), [...params, id]));
     if (returning === QUEUED) {
+      const held = known.updateWith(id, text, params, QUEUED);
+      if (held !== false) return held && { row: held.row, queued: held.last === 1 };
       const answer = getWideRowAnd<RunRow>(prepare(`${text} RETURNING *, ${QUEUED}`), [...params, id]);
       return answer && { row: keep(answer.row), queued: answer.last === 1 };
     }

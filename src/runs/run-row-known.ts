@@ -13,8 +13,7 @@
  * @module
  */
 import type { Statement } from 'better-sqlite3';
-import { fastTemplate, rawValues } from '../store/wide-row';
-import { recentMap } from '../util/recent-map';
+import { type KnownRows, knownRows } from '../store/known-rows';
 import type { RunRow } from './queries';
 
 /** The columns `INSERT_RUN` (./run-repository.ts) sets: the rest take the migrations' defaults. */
@@ -91,72 +90,9 @@ const FIXED_COLUMNS: readonly string[] = [
   'options',
   'created_at',
 ];
-const RUN_TEMPLATE = fastTemplate(RUN_COLUMNS);
 
-/** What an UPDATE of one `SET` list sets (in order) and answers: every other column not fixed. */
-interface UpdateShape {
-  patched: string[];
-  answered: string[];
-  returning: string;
-  returningQueued: string;
-}
+export type KnownRunRows = KnownRows<RunRow>;
 
-export interface KnownRunRows {
-  /** Holds the run's row (one this process inserted or read whole); answers it. */
-  keep<R extends RunRow | undefined>(row: R): R;
-  /** The run was deleted by this process. */
-  forget(id: string): void;
-  /**
-   * `UPDATE agent_runs SET <sets> WHERE id = ?` (`text`, `params` the values of `sets`), answering
-   * the row (with `queued`: and the `queued` expression's value) while returning only the columns
-   * not fixed and not set; undefined when there is no such run; false when the run's row is not
-   * held (the caller returns `*`).
-   */
-  update(
-    id: string,
-    text: string,
-    sets: string,
-    params: unknown[],
-    queued: boolean,
-  ): RunRow | { row: RunRow; queued: boolean } | undefined | false;
-}
-
-/** `queued`: the `RETURNING` expression (named `queued_runs`) `update` adds with `queued`. */
-export function knownRunRows(prepare: (text: string) => Statement, queued: string): KnownRunRows {
-  // run id → its row, the last 256 (a run's start to its finish is what it serves).
-  const rows = recentMap<RunRow>(256);
-  const shapes = new Map<string, UpdateShape>();
-  const shapeOf = (sets: string): UpdateShape => {
-    let shape = shapes.get(sets);
-    if (!shape) {
-      const patched = sets.split(', ').map((set) => set.slice(0, set.indexOf(' ')));
-      const answered = RUN_COLUMNS.filter((c) => !FIXED_COLUMNS.includes(c) && !patched.includes(c));
-      const returning = answered.join(', ');
-      shape = { patched, answered, returning, returningQueued: `${returning}, ${queued}` };
-      shapes.set(sets, shape);
-    }
-    return shape;
-  };
-  return {
-    keep(row) {
-      if (row) rows.set(row.id, row);
-      return row;
-    },
-    forget: (id) => rows.delete(id),
-    update(id, text, sets, params, withQueued) {
-      const held = rows.get(id) as unknown as Record<string, unknown> | undefined;
-      if (!held) return false;
-      const { patched, answered, returning, returningQueued } = shapeOf(sets);
-      const statement = prepare(`${text} RETURNING ${withQueued ? returningQueued : returning}`);
-      const values = rawValues(statement, [...params, id]);
-      if (!values) return undefined;
-      // A copy of the template (fast properties, the table's key order), filled.
-      const row: Record<string, unknown> = { ...RUN_TEMPLATE };
-      for (const column of FIXED_COLUMNS) row[column] = held[column];
-      for (let i = 0; i < patched.length; i++) row[patched[i] as string] = params[i];
-      for (let i = 0; i < answered.length; i++) row[answered[i] as string] = values[i];
-      const answer = row as unknown as RunRow;
-      return withQueued ? { row: answer, queued: values[answered.length] === 1 } : answer;
-    },
-  };
+export function knownRunRows(prepare: (text: string) => Statement): KnownRunRows {
+  return knownRows<RunRow>(RUN_COLUMNS, FIXED_COLUMNS, prepare);
 }

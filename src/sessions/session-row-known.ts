@@ -14,67 +14,17 @@
  * @module
  */
 import type { Statement } from 'better-sqlite3';
-import { fastTemplate, rawValues } from '../store/wide-row';
-import { recentMap } from '../util/recent-map';
+import { type KnownRows, knownRows } from '../store/known-rows';
 import type { SessionRow } from './types';
 
-const FIXED_COLUMNS = ['id', 'parent_id', 'workspace', 'created_at'] as const;
-type FixedColumns = Pick<SessionRow, (typeof FIXED_COLUMNS)[number]>;
+const FIXED_COLUMNS: readonly string[] = ['id', 'parent_id', 'workspace', 'created_at'];
 
-export interface KnownSessionRows {
-  /** Holds the fixed columns of a whole row (one this process inserted or read). */
-  keep(row: SessionRow | undefined): void;
-  /** The session was deleted by this process. */
-  forget(id: string): void;
-  /**
-   * `text` (`UPDATE sessions SET … updated_at = ? WHERE id = ?`, `params` its values before the id,
-   * the last `updatedAt`) answering the row while returning only the columns neither fixed nor
-   * `updated_at`; undefined when there is no such session; false when its fixed columns are not
-   * held (the caller returns `*`).
-   */
-  update(id: string, text: string, params: unknown[], updatedAt: number): SessionRow | undefined | false;
-}
+export type KnownSessionRows = KnownRows<SessionRow>;
 
 /** `columns`: the table's columns in their order (`SELECT *`). */
 export function knownSessionRows(
   columns: readonly string[],
   prepare: (text: string) => Statement,
 ): KnownSessionRows {
-  // session id → its fixed columns, the last 256 set (a compat request's start to its finish is
-  // what it serves; a session read again is held again).
-  const held = recentMap<FixedColumns>(256);
-  const template = fastTemplate(columns);
-  const fixed: readonly string[] = FIXED_COLUMNS;
-  const answered = columns.filter((c) => !fixed.includes(c) && c !== 'updated_at');
-  const returning = ` RETURNING ${answered.join(', ')}`;
-  // update text → it with that RETURNING: one string a text, not one built a call.
-  const texts = new Map<string, string>();
-  const returningOf = (text: string): string => {
-    let full = texts.get(text);
-    if (full === undefined) {
-      full = text + returning;
-      texts.set(text, full);
-    }
-    return full;
-  };
-  return {
-    keep(row) {
-      if (!row || held.get(row.id)) return;
-      const { id, parent_id, workspace, created_at } = row;
-      held.set(id, { id, parent_id, workspace, created_at });
-    },
-    forget: (id) => held.delete(id),
-    update(id, text, params, updatedAt) {
-      const known = held.get(id);
-      if (!known) return false;
-      const values = rawValues(prepare(returningOf(text)), [...params, id]);
-      if (!values) return undefined;
-      // A copy of the template (fast properties, the table's key order), filled.
-      const row: Record<string, unknown> = { ...template };
-      for (const column of FIXED_COLUMNS) row[column] = known[column];
-      row.updated_at = updatedAt;
-      for (let i = 0; i < answered.length; i++) row[answered[i] as string] = values[i];
-      return row as unknown as SessionRow;
-    },
-  };
+  return knownRows<SessionRow>(columns, FIXED_COLUMNS, prepare);
 }

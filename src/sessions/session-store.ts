@@ -130,7 +130,7 @@ function heldRowStatements(sql: (text: string) => Statement, clock: Clock) {
     addUsage(id: string, usage: NonNullable<StepClose['usage']>): SessionRow | undefined {
       const now = clock.now();
       const params = [usage.input_tokens, usage.output_tokens, usage.cost, now];
-      const row = known.update(id, USAGE_UPDATE, params, now);
+      const row = known.update(id, USAGE_UPDATE, params);
       if (row !== false) return row;
       const whole = sql(USAGE_UPDATE_WHOLE).get(...params, id) as SessionRow | undefined;
       known.keep(whole);
