@@ -35,12 +35,24 @@ describe('svc run crash safety', () => {
     };
     const child = spawn(process.execPath, [BIN, 'run', 'do the long thing'], { cwd: ws, env, stdio: 'pipe' });
     let stdout = '';
+    let stderr = '';
+    let ended = false;
     child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-      child.on('exit', (_code, signal) => resolve(signal)),
+      child.on('exit', (_code, signal) => {
+        ended = true;
+        resolve(signal);
+      }),
     );
     try {
-      await until(() => provider.requests.length === 2, 'the second model call');
+      // A process start on a loaded CI box (the suite's workers beside it) can take seconds: the
+      // bound is generous, and a child that ends before its second call fails at once, with its
+      // stderr and the calls the model saw.
+      await until(() => ended || provider.requests.length === 2, 'the second model call', 45_000);
+      expect(ended, `svc run ended early; stderr: ${stderr}; model calls: ${provider.requests.length}`).toBe(
+        false,
+      );
       // Let the first step's writes settle (they are synchronous before the next call, but be sure).
       await new Promise((r) => setTimeout(r, 100));
 
@@ -119,7 +131,8 @@ describe('svc run crash safety', () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
-  });
+    // Four process starts and a bounded wait of 45 s: more than the suite's 60 s on a loaded box.
+  }, 120_000);
 
   it('Ctrl-C (SIGINT) cancels the run cleanly: exit 1, status cancelled, the session idle', async () => {
     const provider = await fakeProvider([reply().hang()]);
