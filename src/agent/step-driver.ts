@@ -175,7 +175,7 @@ async function stepsThrough(options: StepDriverOptions, gate: StepEndGate): Prom
         ...(o.maxOutputTokens ? { maxOutputTokens: o.maxOutputTokens } : {}),
         ...(o.providerOptions ? { providerOptions: o.providerOptions } : {}),
       };
-      const gated = stepNumber === 0 ? o.opens : undefined;
+      const gated = stepNumber === 0 && o.opens && !o.opens.open() ? o.opens : undefined;
       if (gated?.shut()) return;
       const result = gated
         ? await requestWhileStarting(gated, call.abortSignal, (abortSignal) =>

@@ -151,6 +151,7 @@ export function startGate(c: RunContext, start: StartAnswer): StartGate {
   return {
     opens: () => (opened ??= opens()),
     shut: () => start.ok === false || c.signal.aborted,
+    open: () => start.ok === true && !c.signal.aborted,
   };
 }
 
@@ -160,6 +161,8 @@ export interface StartGate {
   opens(): Promise<boolean>;
   /** The start failed already, or the run stopped: no model request is sent now. */
   shut(): boolean;
+  /** The start answered ok already and the run goes on: the model request as any other. */
+  open(): boolean;
 }
 
 /**
