@@ -74,7 +74,7 @@ export async function executeRun(x: RunExecution): Promise<RunOutcome> {
     const opens = x.answered && startGate(c, x.answered); // p-pgoverlap: the first model request's gate
     const startStream = streamStarter(c, t, ai, providerOptionsFor(t.resolved, effort), opens);
     await consumeStream(c, t, startStream(history, c.steps));
-    if (opens && !(await opens())) return stopped(c); // it stayed shut: nothing asked (./step-ends.ts)
+    if (opens && !(await opens.opens())) return stopped(c); // it stayed shut: its model request, if sent, aborted (./step-ends.ts)
     await recoverLength(c, t, startStream);
     const settled = await settleRun(c, t);
     // The last step end held for the finish (./last-step-end.ts): failing alone, it fails the run.

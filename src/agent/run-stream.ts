@@ -159,7 +159,7 @@ export function streamStarter(
 }
 
 async function* gated(opens: StartGate, stream: () => ReturnType<StartStream>) {
-  if (await opens()) yield* stream().fullStream;
+  if (await opens.opens()) yield* stream().fullStream;
 }
 
 /** The stream starter on the AI SDK's `streamText` (`SVC_STEP_DRIVER=sdk`). */

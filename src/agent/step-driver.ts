@@ -23,6 +23,7 @@ import type {
 } from '@ai-sdk/provider';
 import type { LanguageModelUsage, ModelMessage, ToolSet } from 'ai';
 import { partsOf } from '../providers/stream-parts';
+import { requestWhileStarting } from './early-request';
 import { type PartSink, pulled } from './pulled-parts';
 import {
   type CallResult,
@@ -34,6 +35,7 @@ import {
   type StepContent,
   violation,
 } from './step-calls';
+import type { StartGate } from './step-ends';
 import { PromptCache, requestTools, type StepRequestSource, sdkInternal } from './step-request';
 import { handOn, SinkFailure, StepEndGate, type StepPart } from './step-sink';
 
@@ -73,10 +75,12 @@ export interface StepDriverOptions extends Pick<StepRequestSource, 'sendsTool' |
    */
   overlapsStepEnd?: boolean;
   /**
-   * Awaited right before the first model request: false, no request (the drive ends with no part).
-   * A run prepared during its start's round trip (./step-ends.ts `startGate`).
+   * A run prepared during its start's round trip (./step-ends.ts `startGate`, p-pgmodel): its first
+   * model request is sent before the gate answered (none when it is `shut` already) and its stream
+   * read only once it `opens`; shut, the request is aborted and the drive ends with no part
+   * (./early-request.ts).
    */
-  opens?: () => Promise<boolean>;
+  opens?: StartGate;
   /** The run's preparation of each step; `ending`: the step end before it, still in flight. */
   prepareStep(stepNumber: number, messages: ModelMessage[], ending?: Promise<void>): Promise<StepSettings>;
 }
@@ -171,8 +175,14 @@ async function stepsThrough(options: StepDriverOptions, gate: StepEndGate): Prom
         ...(o.maxOutputTokens ? { maxOutputTokens: o.maxOutputTokens } : {}),
         ...(o.providerOptions ? { providerOptions: o.providerOptions } : {}),
       };
-      if (stepNumber === 0 && o.opens && !(await o.opens())) return;
-      const result = await retry(() => o.model.doStream(call));
+      const gated = stepNumber === 0 && o.opens && !o.opens.open() ? o.opens : undefined;
+      if (gated?.shut()) return;
+      const result = gated
+        ? await requestWhileStarting(gated, call.abortSignal, (abortSignal) =>
+            retry(() => o.model.doStream(Object.assign({}, call, { abortSignal }))),
+          )
+        : await retry(() => o.model.doStream(call));
+      if (!result) return;
       outcome = await readStep(new StepReading(o, active, none), sink, result);
     } catch (error) {
       // Prepared before the step end answered what changes it (./step-ahead.ts): once more.

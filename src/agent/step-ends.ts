@@ -133,14 +133,14 @@ export function sessionStartOf(c: RunContext): SessionStart | undefined {
  * the start failed (nothing of the run written, no model asked; its outcome is dropped:
  * ./run-control.ts `launchRun`) or a stop asked in the window aborted it. That stop ran in the
  * answer's `settle` (./start-answer.ts), before the answer's promise resolved: the check here, in
- * the answer's continuation, sees it whatever order the continuations run in. Checked right before
- * the first `doStream` (./step-driver.ts `opens`; with `SVC_STEP_DRIVER=sdk` before `streamText`
- * is called), so the first step's preparation, its prompt conversion and tools overlap the round
- * trip too (p-pgscope); asked again (`executeRun` after the stream: a shut gate ends the run
- * `stopped`) it answers the same. Made by `executeRun` once the run's preparation ended and handed
- * to its stream (`streamStarter`): from then on the answer restamps the run's remembered start
- * (`restampRunStart`) when it comes, so the first step takes that row whether it is prepared
- * before the answer or after.
+ * the answer's continuation, sees it whatever order the continuations run in. The step driver
+ * (./step-driver.ts `opens`) sends the first model request before it answered (p-pgmodel: unless
+ * `shut` already) and reads the model's stream only once it opened, aborting the request when it
+ * stays shut; with `SVC_STEP_DRIVER=sdk` `streamText` is called only once it opened. Asked again
+ * (`executeRun` after the stream: a shut gate ends the run `stopped`) it answers the same. Made by
+ * `executeRun` once the run's preparation ended and handed to its stream (`streamStarter`): from
+ * then on the answer restamps the run's remembered start (`restampRunStart`) when it comes, so the
+ * first step takes that row whether it is prepared before the answer or after.
  */
 export function startGate(c: RunContext, start: StartAnswer): StartGate {
   start.whenAnswered((ok) => {
@@ -148,11 +148,22 @@ export function startGate(c: RunContext, start: StartAnswer): StartGate {
   });
   let opened: Promise<boolean> | undefined;
   const opens = async () => (await start.answer) && !c.signal.aborted;
-  return () => (opened ??= opens());
+  return {
+    opens: () => (opened ??= opens()),
+    shut: () => start.ok === false || c.signal.aborted,
+    open: () => start.ok === true && !c.signal.aborted,
+  };
 }
 
-/** A run's first model request's gate (`startGate`): true once it may go, the same answer each call. */
-export type StartGate = () => Promise<boolean>;
+/** A run's first model request's gate (`startGate`). */
+export interface StartGate {
+  /** True once the run's model stream may be read (its writes made), the same answer each call. */
+  opens(): Promise<boolean>;
+  /** The start failed already, or the run stopped: no model request is sent now. */
+  shut(): boolean;
+  /** The start answered ok already and the run goes on: the model request as any other. */
+  open(): boolean;
+}
 
 /**
  * Resolves once `count` steps of the run are closed, or after STEP_CLOSE_WAIT_MS (a stream that

@@ -116,6 +116,11 @@ export interface FakeProvider {
   requests: RecordedRequest[];
   /** Requests that arrived after the script ran out. */
   unexpected: RecordedRequest[];
+  /**
+   * Each model request (a recorded one) once its connection closed: `completed` when its answer
+   * was written whole first, `aborted` when the client closed it before (the request destroyed).
+   */
+  closed: { request: RecordedRequest; outcome: 'completed' | 'aborted' }[];
   push(...entries: ScriptEntry[]): void;
   remaining(): number;
   close(): Promise<void>;
@@ -129,6 +134,7 @@ export async function fakeProvider(
   const requests: RecordedRequest[] = [];
   const unexpected: RecordedRequest[] = [];
   const open = new Set<ServerResponse>();
+  const closed: FakeProvider['closed'] = [];
 
   const server = createServer(async (req, res) => {
     open.add(res);
@@ -169,6 +175,9 @@ export async function fakeProvider(
       stream,
     };
     requests.push(record);
+    res.on('close', () =>
+      closed.push({ request: record, outcome: res.writableFinished ? 'completed' : 'aborted' }),
+    );
     const entry = queue.shift();
     if (!entry) {
       unexpected.push(record);
@@ -206,6 +215,7 @@ export async function fakeProvider(
     origin,
     requests,
     unexpected,
+    closed,
     push: (...entries) => queue.push(...entries),
     remaining: () => queue.length,
     close: () =>

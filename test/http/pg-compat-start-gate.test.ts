@@ -5,14 +5,22 @@
  * only when the test lets it), so the order is the test's, not the load's: the run reaches its
  * stream (it has read its bound model for its first request; since p-pgscope its first step is
  * prepared after that, up to the gate right before the model's `doStream`), then a cancel, or a
- * failure of the start after its statement, comes in the window, then the answer. No order of
- * continuations may let the model request go out.
+ * failure of the start after its statement, comes in the window, then the answer.
+ *
+ * Changed by p-pgmodel (src/agent/early-request.ts): the model request now goes out in the window
+ * (once the first step is prepared), its stream read only after the answer. These tests said "0
+ * model requests"; they now say "the model request, if sent, was aborted and nothing of it
+ * recorded": the provider saw at most one request of the held prompt, its connection closed by svc
+ * before its answer was written whole (`FakeProvider.closed`: aborted, none completed), and the run
+ * has no step. With the request provably out before the stop or the failure:
+ * ./pg-compat-start-model.test.ts (STORE-PG-916, 917).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import type { HeldPrompt } from '../../src/sessions/types';
-import { reply } from '../helpers/fake-provider';
+import { type FakeProvider, type RecordedRequest, reply } from '../helpers/fake-provider';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
+import { until } from '../helpers/until';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
 
 const pg = postgresForFile();
@@ -86,6 +94,29 @@ function heldStart(app: App) {
   return { order, release, atGate, sessionId: () => gateSession };
 }
 
+const lastUser = (request: RecordedRequest): unknown =>
+  ((request.body?.messages ?? []) as { role: string; content: unknown }[])
+    .filter((m) => m.role === 'user')
+    .at(-1)?.content;
+
+/** The model's answer to `later`; to any other prompt, headers and then nothing (never written whole). */
+const never = new Promise<void>(() => {});
+const laterOnly = (request: RecordedRequest) =>
+  lastUser(request) === 'later' ? reply().text('later') : reply().text('never stored').pauseAt(0, never);
+
+/**
+ * The outcomes at the provider of the model requests of `prompt` (once each closed): `[]` when none
+ * was sent, `['aborted']` when svc closed it before its answer was written whole.
+ */
+async function outcomesOf(provider: FakeProvider, prompt: string): Promise<string[]> {
+  const sent = provider.requests.filter((request) => lastUser(request) === prompt);
+  await until(
+    () => sent.every((r) => provider.closed.some((c) => c.request === r)),
+    'the model request closed',
+  );
+  return provider.closed.filter((c) => sent.includes(c.request)).map((c) => c.outcome);
+}
+
 describe.skipIf(!pg.available)('the model request’s gate of a run prepared during its start', () => {
   const closers: (() => Promise<unknown>)[] = [];
   afterEach(async () => {
@@ -96,7 +127,7 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
   async function warmedServer() {
     const sql = await migratedDatabase(pg.cluster());
     closers.push(() => sql.close());
-    const server = await compatServer([reply().text('warm'), reply().text('later')], {
+    const server = await compatServer([reply().text('warm'), laterOnly, laterOnly, laterOnly], {
       postgres: sql,
       allowExtra: true,
     });
@@ -106,7 +137,7 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
     return { ...server, sql, requests: server.provider.requests.length };
   }
 
-  it('STORE-PG-894: a cancel issued once the run waits at its gate, before the start’s answer: the answer released, no model request; the run cancelled, the session idle; a later request works', async () => {
+  it('STORE-PG-894: a cancel issued once the run waits at its gate, before the start’s answer: the answer released, the model request, if sent, aborted; the run cancelled, the session idle; a later request works', async () => {
     const { app, post, provider, requests } = await warmedServer();
 
     const held = heldStart(app);
@@ -128,7 +159,9 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
 
     // Prepared and at its gate before the answer (on the base: prepared after it, no cancel in it).
     expect(held.order).toEqual(['prepared', 'gate', 'cancel answered', 'answered']);
-    expect(provider.requests.length).toBe(requests);
+    // Its model request, if it went out in the window, aborted (p-pgmodel): none completed.
+    expect(provider.requests.length - requests).toBeLessThanOrEqual(1);
+    expect(['', 'aborted']).toContain((await outcomesOf(provider, 'stop me')).join());
     expect((await app.runs.get(row.run_id))?.status).toBe('cancelled');
     const events = (await app.runs.events(row.run_id)).map((e) => e.type);
     expect(events).not.toContain('step.started');
@@ -138,10 +171,10 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
     const later = await post('/v1/chat/completions', body('later'));
     expect(later.status).toBe(200);
     expect((await later.json()).choices[0].message.content).toBe('later');
-    expect(provider.requests.length).toBe(requests + 1);
+    expect(await outcomesOf(provider, 'later')).toEqual(['completed']);
   });
 
-  it('STORE-PG-895: a start failing after its statement committed while its run waits at its gate (STORE-PG-310’s fault): no model request; the client’s answer, the run cancelled, its events, the request’s row failed with that error; a later request works', async () => {
+  it('STORE-PG-895: a start failing after its statement committed while its run waits at its gate (STORE-PG-310’s fault): the model request, if sent, aborted; the client’s answer, the run cancelled, its events, the request’s row failed with that error; a later request works', async () => {
     const { app, post, provider, sql, requests } = await warmedServer();
 
     const original = app.sessions.promptInsert!.bind(app.sessions);
@@ -170,7 +203,9 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
     await app.bus.flush();
 
     expect(held.order).toEqual(['prepared', 'gate', 'answered']);
-    expect(provider.requests.length).toBe(requests);
+    // Its model request, if it went out in the window, aborted (p-pgmodel): none completed.
+    expect(provider.requests.length - requests).toBeLessThanOrEqual(1);
+    expect(['', 'aborted']).toContain((await outcomesOf(provider, 'fail me')).join());
     expect(failed.status).toBeGreaterThanOrEqual(500);
     expect(failedBody).toEqual({ error: expect.stringMatching(/injected fault$/), code: failed.status });
     const [{ session_id: sessionId }] = await sql.query<{ session_id: string }>(
