@@ -97,9 +97,11 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   );
   // The run's last step end, held for its finish's statement (./last-step-end.ts, p-pglast).
   const lastEnds = interrupted ? undefined : lastEndHeld(c, t);
-  // Elsewhere (SQLite) the run's last step writes no run row: its finish's UPDATE right after
-  // writes the same totals (steps, usage, cost) with the status, and no step reads the cancel flag.
-  const totalsWithFinish = !interrupted && !app.runs.updateAndAppend && lastStepOfRun(c, t);
+  // Elsewhere (SQLite) the run's last step holds its run row's totals while the transaction lasts:
+  // its finish's UPDATE right after writes them with the status (no step reads the cancel flag),
+  // else they are written before the COMMIT (src/runs/held-run-totals.ts).
+  const holdTotals =
+    !interrupted && !app.runs.updateAndAppend && lastStepOfRun(c, t) ? app.runs.holdTotals : undefined;
   if (before && lastEnds) {
     holdForFinish(c, t, lastEnds, recorder, lastContext, {
       first: { before, event: { type: 'step.finished', payload: finished }, riding: call?.insert },
@@ -128,8 +130,8 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   if (contextUsage && !announced) app.bus.publish(sessionId, contextUsage.type, contextUsage.payload);
   const runRow =
     appended?.run ??
-    (totalsWithFinish
-      ? undefined
+    (holdTotals
+      ? void (await holdTotals(run.id, patch))
       : await (app.runs.updateCancel?.(run.id, patch) ?? app.runs.update(run.id, patch)));
   // SQLite: appended at the call, nothing to await (p-syncrepo).
   const appending = appended ? undefined : c.ledger('step.finished', finished);

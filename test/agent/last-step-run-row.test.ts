@@ -37,8 +37,8 @@ describe('a run’s last step end on SQLite', () => {
     expect(runUpdates).toHaveLength(2);
     expect(runUpdates[0]).toMatch(/^UPDATE agent_runs SET status = 'running'/);
     expect(runUpdates[1]).toMatch(/^UPDATE agent_runs SET status = \?.* steps = \?, input_tokens = \?/);
-    // Nothing read the cancel flag instead.
-    expect(counted.texts.filter((t) => t.startsWith('SELECT cancel_requested'))).toEqual([]);
+    // Nothing wrote the totals before the finish (the held ones were taken by it).
+    expect(runUpdates.filter((t) => t.includes('steps = ?'))).toHaveLength(1);
     const run = await app.runs.get(runId);
     expect(run).toMatchObject({
       status: 'completed',
@@ -66,7 +66,6 @@ describe('a run’s last step end on SQLite', () => {
     expect(result.status).toBe('completed');
     // The tool step's end (its cancel flag serves the next step's preparation); not the last's.
     expect(stepEndUpdates(counted.texts)).toHaveLength(1);
-    expect(counted.texts.filter((t) => t.startsWith('SELECT cancel_requested'))).toEqual([]);
     const [run] = await app.runs.list({ limit: 1 });
     expect(run).toMatchObject({
       status: 'completed',
