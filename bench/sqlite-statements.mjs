@@ -3,7 +3,7 @@
 // (./statements-harness.mjs) with the preload ./profile/sqlite-statements.cjs, 20 requests of
 // warm-up (then the counts are reset), then BENCH_STATEMENTS_REQUESTS (default 50) requests, 10
 // at once; prints statements per request by `<method> <SQL text>`, most run first
-// (SVC_COUNT_STACKS=<regex> adds the callers' stacks). BENCH_STATEMENTS_LOOP=1: the agent loop
+// (SVC_COUNT_STACKS=<regex> adds the callers' stacks; SVC_COUNT_TX=1 tags each with `[in tx]` or `[no tx]`). BENCH_STATEMENTS_LOOP=1: the agent loop
 // (./agent-loop.bench.mjs, BENCH_STEPS tool steps), per step over the whole `svc run`.
 // BENCH_SVC_BIN runs another build. `node bench/sqlite-statements.mjs`; not part of `npm run bench`.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -53,6 +53,7 @@ const { errors, result: rows } = await compatStatements({
   nodeArgs: ['--require', PRELOAD],
   env: {
     ...(process.env.SVC_COUNT_STACKS ? { SVC_COUNT_STACKS: process.env.SVC_COUNT_STACKS } : {}),
+    ...(process.env.SVC_COUNT_TX ? { SVC_COUNT_TX: process.env.SVC_COUNT_TX } : {}),
     ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
   },
   warmedUp: async (child) => {

@@ -20,6 +20,11 @@ const add = (key, ns) => {
   stats.set(key, s);
 };
 const stacksOf = process.env.SVC_COUNT_STACKS ? new RegExp(process.env.SVC_COUNT_STACKS) : undefined;
+// SVC_COUNT_TX=1: a statement's key says whether its connection was in a transaction when it ran.
+const txOf =
+  process.env.SVC_COUNT_TX === '1'
+    ? (statement) => (statement.database?.inTransaction ? ' [in tx]' : ' [no tx]')
+    : () => '';
 /** The caller's stack (called from the wrapper: frames 0-2 are the error, this and the wrapper). */
 const callerStack = () =>
   (new Error().stack ?? '')
@@ -31,14 +36,15 @@ const timed = (target, method, textOf) => {
   const original = target[method];
   target[method] = function timedCall(...args) {
     const text = textOf(this, args);
+    const tx = text === undefined ? '' : txOf(this);
     const stack = text !== undefined && stacksOf?.test(text) ? callerStack() : undefined;
     const started = process.hrtime.bigint();
     try {
       return original.apply(this, args);
     } finally {
       const ns = Number(process.hrtime.bigint() - started);
-      add(text === undefined ? method : `${method} ${text}`, ns);
-      if (stack !== undefined) add(`stack: ${stack}`, ns);
+      add(text === undefined ? method : `${method} ${text}${tx}`, ns);
+      if (stack !== undefined) add(`stack: ${stack}${tx}`, ns);
     }
   };
 };

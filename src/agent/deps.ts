@@ -91,6 +91,7 @@ export type AgentRuns = Pick<
   | 'updateAndAppend'
   | 'updateAndAppendAfter'
   | 'updateCancel'
+  | 'holdTotals'
   | 'updateQueued'
 >;
 

@@ -97,6 +97,11 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   );
   // The run's last step end, held for its finish's statement (./last-step-end.ts, p-pglast).
   const lastEnds = interrupted ? undefined : lastEndHeld(c, t);
+  // Elsewhere (SQLite) the run's last step holds its run row's totals while the transaction lasts:
+  // its finish's UPDATE right after writes them with the status (no step reads the cancel flag),
+  // else they are written before the COMMIT (src/runs/held-run-totals.ts).
+  const holdTotals =
+    !interrupted && !app.runs.updateAndAppend && lastStepOfRun(c, t) ? app.runs.holdTotals : undefined;
   if (before && lastEnds) {
     holdForFinish(c, t, lastEnds, recorder, lastContext, {
       first: { before, event: { type: 'step.finished', payload: finished }, riding: call?.insert },
@@ -124,7 +129,10 @@ export async function endStep(c: RunContext, t: RunTurn, interrupted: boolean) {
   step.closing.completed(announced);
   if (contextUsage && !announced) app.bus.publish(sessionId, contextUsage.type, contextUsage.payload);
   const runRow =
-    appended?.run ?? (await (app.runs.updateCancel?.(run.id, patch) ?? app.runs.update(run.id, patch)));
+    appended?.run ??
+    (holdTotals
+      ? void (await holdTotals(run.id, patch))
+      : await (app.runs.updateCancel?.(run.id, patch) ?? app.runs.update(run.id, patch)));
   // SQLite: appended at the call, nothing to await (p-syncrepo).
   const appending = appended ? undefined : c.ledger('step.finished', finished);
   if (appending) await appending;
@@ -195,13 +203,25 @@ function ended(c: RunContext, t: RunTurn, recorder: StepRecorder, lastContext: n
  * recovery step may follow), the stream did not fail and the run was not stopped.
  */
 function lastEndHeld(c: RunContext, t: RunTurn): RunLastEnds | undefined {
-  return c.app.runs.updateAndAppend !== undefined &&
+  return c.app.runs.updateAndAppend !== undefined && lastStepOfRun(c, t) ? c.x.lastEnds : undefined;
+}
+
+/**
+ * The run's finish follows this step's end here and writes the run's totals: the step has no call
+ * (the loop ends), it was not cut by the output limit (a recovery step may follow), the stream did
+ * not fail, the run was not stopped, and the finish is this node's right after the body
+ * (`RunExecution.lastEnds` set: not a durable workflow's). A step that follows all the same reads
+ * the run's cancel flag in its preparation, as after any end that recorded no run row, and its own
+ * end writes the totals (they are the run's, not the step's).
+ */
+function lastStepOfRun(c: RunContext, t: RunTurn): boolean {
+  return (
+    c.x.lastEnds !== undefined &&
     t.recorder?.toolCalls.length === 0 &&
     t.finishReason !== 'length' &&
     t.streamError === undefined &&
     !c.signal.aborted
-    ? c.x.lastEnds
-    : undefined;
+  );
 }
 
 /**

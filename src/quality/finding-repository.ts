@@ -4,6 +4,7 @@
  * @module
  */
 
+import { dataVersion } from '../store/data-version';
 import { statementCache } from '../store/statement-cache';
 import type { Actor, Finding, FindingEvent, FindingKind, FindingState, Observation } from './finding-types';
 import { type QualityDb, readOr } from './store';
@@ -193,9 +194,10 @@ export function createFindingRepository(qdb: QualityDb): FindingRepository {
         )
         .run(findingId, from, to, reason, actor.source, actor.sessionId ?? null, actor.runId ?? null, now);
     },
-    // Prepared once per handle: the sweep asks at every run's end.
-    dataVersion: async () => (sql('PRAGMA data_version').get() as { data_version: number }).data_version,
-    dataVersionNow: () => (sql('PRAGMA data_version').get() as { data_version: number }).data_version,
+    // The sweep asks at every run's end: inside a transaction the version is read once, shared
+    // with the other stores' memos (../store/data-version.ts), as no other connection commits then.
+    dataVersion: async () => dataVersion(db()),
+    dataVersionNow: () => dataVersion(db()),
     oldestActiveSeen: async () =>
       (
         sql("SELECT min(last_seen_at) AS at FROM findings WHERE state IN ('open', 'acknowledged')").get() as {

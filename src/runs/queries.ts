@@ -12,6 +12,7 @@ import type { Db } from '../store/db';
 import { statementCache } from '../store/statement-cache';
 import { flushHeld } from '../store/transaction-memo';
 import { getWideRow } from '../store/wide-row';
+import { flushHeldTotals } from './held-run-totals';
 import { type EventRow, type RunRow, toEvent, toRun } from './run-rows';
 import type { AgentRun, RunEvent, RunFilter } from './types';
 
@@ -151,7 +152,20 @@ export function createRunQueries(db: () => Db): RunQueries {
 
 /** The SQLite reads as they are, synchronous (the ledger's own transactions use them). */
 export function createSqliteRunQueries(db: () => Db): SqliteRunQueries {
-  const sql: Sql = { cached: statementCache(db), once: (text) => db().prepare(text) };
+  // Every read of the run ledger: the run totals the handle's transaction holds (a last step end's,
+  // ./held-run-totals.ts) written first.
+  const cachedStatement = statementCache(db);
+  const sql: Sql = {
+    cached(text) {
+      flushHeldTotals(db());
+      return cachedStatement(text);
+    },
+    once(text) {
+      const handle = db();
+      flushHeldTotals(handle);
+      return handle.prepare(text);
+    },
+  };
   // The reads of `agent_run_events`: the events the handle's transaction holds for one INSERT
   // (./run-events.ts, ../store/held-rows.ts) written first.
   const events: Sql = {

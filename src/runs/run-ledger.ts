@@ -110,6 +110,12 @@ export interface RunLedger extends AppendNow {
    * statement (a finish's, in its transaction: as a read after its commit, p-sqlcpu3). Absent: `update`.
    */
   updateCancel?(id: string, patch: RunPatch): Promise<{ cancel_requested: boolean }>;
+  /**
+   * SQLite: `update` of a run's totals (steps, usage, cost) held while the transaction lasts: a
+   * run's last step end, whose finish writes them again (src/runs/held-run-totals.ts). Absent:
+   * `updateCancel` or `update`.
+   */
+  holdTotals?(id: string, patch: RunPatch): Promise<void>;
   updateQueued?(id: string, patch: RunPatch): Promise<{ run: AgentRun; queued: boolean }>;
   /**
    * `update` and then `append` to the same run written together, both or neither (PostgreSQL:

@@ -9,6 +9,7 @@ import type { FailureReport } from '../errors';
 import type { AsyncOf } from '../store/async-of';
 import { flushHeld, transactionMemo } from '../store/transaction-memo';
 import { getWideRow, getWideRowAnd } from '../store/wide-row';
+import { heldRunTotals, settleHeldTotals, type TotalsPatch } from './held-run-totals';
 import type { RunRow } from './queries';
 import { type InsertedRunColumns, insertedRow, knownRunRows } from './run-row-known';
 import type { RunStatus, RunUsage } from './types';
@@ -86,6 +87,11 @@ export interface SqliteRunWrites extends RunWrites {
   /** `updateRun`, answering the row as updated (`RETURNING *`); undefined when there is no such run. */
   updateRunRow(id: string, patch: RunRowPatch, now: number): RunRow | undefined;
   /**
+   * `updateRun` of a run's totals held while the transaction lasts (./held-run-totals.ts): the run's
+   * last step end, whose finish writes them again. Outside a transaction: `updateRun` at once.
+   */
+  holdRunTotals(id: string, patch: RunRowPatch, now: number): void;
+  /**
    * `updateRunRow`, and in the same statement whether the run's session has queued runs (what a
    * finish's queue drain would read next, p-sqlcpu3).
    */
@@ -161,7 +167,8 @@ export function createRunWrites(
   const insertedOwner = {};
   let handle: Database | undefined;
   const inserted = () => (handle ? transactionMemo<RunRow>(handle, insertedOwner) : undefined);
-  const forget = (id: string) => inserted()?.delete(id);
+  const totals = runTotals(prepare, inserted, (id, patch, now) => void update(id, patch, now));
+  const forget = totals.forget;
   const claimInserted = (row: RunRow, now: number, owner: RunOwner): RunRow | undefined => {
     const params = [now, now, owner.pid, owner.host, owner.runner, row.id];
     if (row.status !== 'queued' || prepare(CLAIM_CHECKED).run(...params).changes === 0) return undefined;
@@ -179,7 +186,7 @@ export function createRunWrites(
   const keep = known.keep;
   // `returning`: the columns the statement answers (`RETURNING …`); none: whether it changed a row.
   const update = (id: string, patch: RunRowPatch, now: number, returning?: string) => {
-    forget(id);
+    forget(id, patch);
     // One loop, no `map(…).join`: TurboFan's inlined `map` answers a holey array, and the `join`
     // (whose feedback saw the builtin's packed ones) would deopt the optimized update once.
     let sets = '';
@@ -260,6 +267,7 @@ export function createRunWrites(
       );
     },
     updateRun: (id, patch, now) => update(id, patch, now) as boolean,
+    holdRunTotals: (id, patch, now) => totals.hold(id, patch, now),
     updateRunRow: (id, patch, now) => update(id, patch, now, '*') as RunRow | undefined,
     updateRunRowQueued: (id, patch, now) =>
       update(id, patch, now, QUEUED) as { row: RunRow; queued: boolean } | undefined,
@@ -300,6 +308,29 @@ export function createRunWrites(
       ).run(event.run_id, event.session_id, seq, event.type, event.payload, event.created_at);
       return { id: Number(lastInsertRowid), seq };
     },
+  };
+}
+
+/**
+ * Before each write of a run (`forget`): the totals its last step end holds (./held-run-totals.ts,
+ * on the handle `prepare` uses) dropped (a write with the totals: its finish) or written first, and
+ * the row this transaction inserted no longer known (`inserted`).
+ */
+function runTotals(
+  prepare: (text: string) => Statement,
+  inserted: () => Map<string, RunRow> | undefined,
+  write: (id: string, patch: RunRowPatch, now: number) => void,
+) {
+  const database = () => prepare(INSERT_RUN).database;
+  // `patch`: one `hold` was given (a `RunRowPatch`).
+  const held = (id: string, patch: TotalsPatch, now: number) => write(id, patch as RunRowPatch, now);
+  return {
+    forget(id: string, patch?: RunRowPatch) {
+      settleHeldTotals(database(), id, patch);
+      inserted()?.delete(id);
+    },
+    hold: (id: string, patch: RunRowPatch, now: number) =>
+      heldRunTotals(database(), held).hold(id, patch, now),
   };
 }
 

@@ -66,6 +66,8 @@ export interface RunWriteOps {
   updateQueued(id: string, patch: RunPatch): { run: AgentRun; queued: boolean };
   /** `update`, answering only whether a cancel was requested (not the whole row). */
   updateCancel(id: string, patch: RunPatch): { cancel_requested: boolean };
+  /** `update` of a run's totals held for its finish while the transaction lasts (`holdRunTotals`). */
+  holdTotals(id: string, patch: RunPatch): void;
   requestCancel(id: string): void;
   delete(id: string): string[];
 }
@@ -79,6 +81,7 @@ export function asyncWriteOps(ops: RunWriteOps) {
     claim: async (runId: string) => ops.claim(runId),
     update: async (id: string, patch: RunPatch) => ops.update(id, patch),
     updateCancel: async (id: string, patch: RunPatch) => ops.updateCancel(id, patch),
+    holdTotals: async (id: string, patch: RunPatch) => ops.holdTotals(id, patch),
     updateQueued: async (id: string, patch: RunPatch) => ops.updateQueued(id, patch),
     requestCancel: async (id: string) => ops.requestCancel(id),
     delete: async (id: string) => ops.delete(id),
@@ -163,6 +166,10 @@ export function createRunWriteOps(deps: RunWriteOpsDeps): RunWriteOps {
       const row = writes.updateRunCancel(id, patch, deps.clock.now());
       if (!row) throw new SvcError('not_found', `run_id: no run "${id}"`);
       return { cancel_requested: row.cancel_requested === 1 };
+    },
+    holdTotals(id, patch) {
+      groupCommit(deps.db());
+      writes.holdRunTotals(id, patch, deps.clock.now());
     },
     requestCancel(id) {
       deps.db();
