@@ -11,7 +11,7 @@ import { flushHeld, transactionMemo } from '../store/transaction-memo';
 import { getWideRow, getWideRowAnd } from '../store/wide-row';
 import { heldRunTotals, settleHeldTotals, type TotalsPatch } from './held-run-totals';
 import type { RunRow } from './queries';
-import { type InsertedRunColumns, insertedRow, knownRunRows } from './run-row-known';
+import { type InsertedRunColumns, insertedRow, type KnownRunRows, knownRunRows } from './run-row-known';
 import type { RunStatus, RunUsage } from './types';
 
 /** The columns a new run row is written with (a new run is queued or running). */
@@ -196,17 +196,8 @@ export function createRunWrites(
       params.push(value);
     }
     const text = `UPDATE agent_runs SET ${sets} WHERE id = ?`;
-    if (returning === '*') {
-      const answer = known.update(id, text, params);
-      if (answer !== false) return answer;
-      return keep(getWideRow<RunRow>(prepare(`${text} RETURNING *`), [...params, id]));
-    }
-    if (returning === QUEUED) {
-      const held = known.updateWith(id, text, params, QUEUED);
-      if (held !== false) return held && { row: held.row, queued: held.last === 1 };
-      const answer = getWideRowAnd<RunRow>(prepare(`${text} RETURNING *, ${QUEUED}`), [...params, id]);
-      return answer && { row: keep(answer.row), queued: answer.last === 1 };
-    }
+    if (returning === '*' || returning === QUEUED)
+      return rowUpdate(known, prepare, id, text, params, returning);
     return returning
       ? prepare(`${text} RETURNING ${returning}`).get(...params, id)
       : prepare(text).run(...params, id).changes > 0;
@@ -309,6 +300,30 @@ export function createRunWrites(
       return { id: Number(lastInsertRowid), seq };
     },
   };
+}
+
+/**
+ * An update answering the run's row (`returning` `*`) or the row and whether its session has queued
+ * runs (`QUEUED`): from the held fixed columns (./run-row-known.ts) when this process holds them,
+ * else `RETURNING *` (then held).
+ */
+function rowUpdate(
+  known: KnownRunRows,
+  prepare: (text: string) => Statement,
+  id: string,
+  text: string,
+  params: unknown[],
+  returning: string,
+): RunRow | { row: RunRow; queued: boolean } | undefined {
+  if (returning === '*') {
+    const answer = known.update(id, text, params);
+    if (answer !== false) return answer;
+    return known.keep(getWideRow<RunRow>(prepare(`${text} RETURNING *`), [...params, id]));
+  }
+  const held = known.updateWith(id, text, params, QUEUED);
+  if (held !== false) return held && { row: held.row, queued: held.last === 1 };
+  const answer = getWideRowAnd<RunRow>(prepare(`${text} RETURNING *, ${QUEUED}`), [...params, id]);
+  return answer && { row: known.keep(answer.row), queued: answer.last === 1 };
 }
 
 /**
