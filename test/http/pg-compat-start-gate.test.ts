@@ -19,6 +19,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import type { HeldPrompt } from '../../src/sessions/types';
 import { type FakeProvider, type RecordedRequest, reply } from '../helpers/fake-provider';
+import { holdStartAnswer, lastUser, laterOnly } from '../helpers/held-answer';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
@@ -37,28 +38,11 @@ const body = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user'
 function heldStart(app: App) {
   let gateSession = '';
   const order: string[] = [];
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let answeredHere!: () => void;
-  const statement = new Promise<void>((resolve) => {
-    answeredHere = resolve;
-  });
+  const { release, statement } = holdStartAnswer(app, order);
   let reached!: () => void;
   const gate = new Promise<void>((resolve) => {
     reached = resolve;
   });
-  const create = app.runs.createClaimed!.bind(app.runs);
-  app.runs.createClaimed = async (...args) => {
-    try {
-      return await create(...args);
-    } finally {
-      answeredHere();
-      await released;
-      order.push('answered');
-    }
-  };
   const bind = app.models.bind.bind(app.models);
   let once = false;
   app.models.bind = (resolved, request) => {
@@ -93,16 +77,6 @@ function heldStart(app: App) {
   };
   return { order, release, atGate, sessionId: () => gateSession };
 }
-
-const lastUser = (request: RecordedRequest): unknown =>
-  ((request.body?.messages ?? []) as { role: string; content: unknown }[])
-    .filter((m) => m.role === 'user')
-    .at(-1)?.content;
-
-/** The model's answer to `later`; to any other prompt, headers and then nothing (never written whole). */
-const never = new Promise<void>(() => {});
-const laterOnly = (request: RecordedRequest) =>
-  lastUser(request) === 'later' ? reply().text('later') : reply().text('never stored').pauseAt(0, never);
 
 /**
  * The outcomes at the provider of the model requests of `prompt` (once each closed): `[]` when none

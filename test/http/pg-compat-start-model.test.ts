@@ -16,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import type { HeldPrompt } from '../../src/sessions/types';
 import { type RecordedRequest, reply } from '../helpers/fake-provider';
+import { holdStartAnswer } from '../helpers/held-answer';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
@@ -36,34 +37,6 @@ const lastUser = (request: RecordedRequest): string => {
 
 /** How long a held start waits for the model request at most (only a build that asks after the answer waits it out). */
 const HOLD_MS = 3_000;
-
-/**
- * The start's answer held (its `createClaimed` answers once `release` is called, its statement
- * answered before); `order` gets `answered` then; `statement` resolves once the statement itself
- * answered.
- */
-function heldStart(app: App, order: string[]) {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let answeredHere!: () => void;
-  const statement = new Promise<void>((resolve) => {
-    answeredHere = resolve;
-  });
-  const create = app.runs.createClaimed!.bind(app.runs);
-  app.runs.createClaimed = async (...args) => {
-    try {
-      return await create(...args);
-    } finally {
-      answeredHere();
-      await released;
-      order.push('answered');
-    }
-  };
-  /** The statement itself answered (its session committed), the answer still held. */
-  return { release, statement };
-}
 
 describe.skipIf(!pg.available)(
   'a lone compat start’s model request sent in its round trip on PostgreSQL',
@@ -158,7 +131,7 @@ describe.skipIf(!pg.available)(
       const order: string[] = [];
       const server = await warmed(order);
       const { app } = server;
-      const held = heldStart(app, order);
+      const held = holdStartAnswer(app, order);
       closers.push(async () => held.release());
       // Every event of the held request's session, marked as it is published.
       // The step's events (its phase, its assistant message, its deltas), marked as published; the
@@ -230,7 +203,7 @@ describe.skipIf(!pg.available)(
           },
         } satisfies HeldPrompt;
       };
-      const held = heldStart(app, order);
+      const held = holdStartAnswer(app, order);
       closers.push(async () => held.release());
       const answering = server.post('/v1/chat/completions', streamed('fail me'));
       await server.arrived('fail me');
@@ -262,7 +235,7 @@ describe.skipIf(!pg.available)(
       const order: string[] = [];
       const server = await warmed(order);
       const { app } = server;
-      const held = heldStart(app, order);
+      const held = holdStartAnswer(app, order);
       closers.push(async () => held.release());
       const answering = server.post('/v1/chat/completions', { ...streamed('stop me'), stream: false });
       await server.arrived('stop me');

@@ -16,6 +16,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { type RecordedRequest, reply } from '../helpers/fake-provider';
+import { lastUser, laterOnly } from '../helpers/held-answer';
 import { loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
@@ -48,17 +49,6 @@ async function slowStart(sql: Sql, seconds: number, fail?: string): Promise<() =
     await sql.query('DROP FUNCTION svc_test_slow_start()');
   };
 }
-
-/** The last user message of a model request. */
-const lastUser = (request: RecordedRequest): unknown =>
-  ((request.body?.messages ?? []) as { role: string; content: unknown }[])
-    .filter((m) => m.role === 'user')
-    .at(-1)?.content;
-
-/** The model's answer to `later`; to any other prompt, headers and then nothing (never written whole). */
-const never = new Promise<void>(() => {});
-const laterOnly = (request: RecordedRequest) =>
-  lastUser(request) === 'later' ? reply().text('later') : reply().text('never stored').pauseAt(0, never);
 
 /**
  * A PostgreSQL compat server after one request; `atRest` checks that nothing of a failed start was
