@@ -3,6 +3,7 @@
  * start's answer held by the test, and the model requests told apart by their prompt.
  */
 import type { App } from '../../src/app';
+import type { HeldPrompt } from '../../src/sessions/types';
 import { type RecordedRequest, reply } from './fake-provider';
 
 /**
@@ -41,3 +42,34 @@ export const lastUser = (request: RecordedRequest): unknown =>
 const never = new Promise<void>(() => {});
 export const laterOnly = (request: RecordedRequest) =>
   lastUser(request) === 'later' ? reply().text('later') : reply().text('never stored').pauseAt(0, never);
+
+/**
+ * STORE-PG-310's fault: the prompt's `written()` (told after the start statement's answer, in
+ * `sendNow`: the start is committed then) throws `injected fault` until `off()`; `before` makes the
+ * prompt's insert itself throw instead (nothing sent) while set.
+ */
+export function faultAfterWritten(app: App) {
+  const original = app.sessions.promptInsert!.bind(app.sessions);
+  let fault: 'before' | 'after' | undefined = 'after';
+  app.sessions.promptInsert = (input) => {
+    if (fault === 'before') throw new Error('injected fault');
+    const prompt = original(input);
+    if (fault !== 'after') return prompt;
+    return {
+      message: prompt.message,
+      inserts: prompt.inserts,
+      written: () => {
+        prompt.written();
+        throw new Error('injected fault');
+      },
+    } satisfies HeldPrompt;
+  };
+  return {
+    set: (at: 'before' | 'after' | undefined) => {
+      fault = at;
+    },
+    off: () => {
+      fault = undefined;
+    },
+  };
+}

@@ -4,8 +4,8 @@
  * fails after it cannot roll it back; the request cancels the run instead (prepare.ts `inClaim`).
  */
 import { describe, expect, it } from 'vitest';
-import type { HeldPrompt } from '../../src/sessions/types';
 import { reply } from '../helpers/fake-provider';
+import { faultAfterWritten } from '../helpers/held-answer';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { compatServer } from './compat-helpers';
 
@@ -19,25 +19,10 @@ describe.skipIf(!pg.available)('a lone compat start that fails after its stateme
       const body = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user', content }] });
       const count = async (table: string) =>
         Number((await sql.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
-      const original = app.sessions.promptInsert!.bind(app.sessions);
-      let fault: 'before' | 'after' | undefined;
-      app.sessions.promptInsert = (input) => {
-        if (fault === 'before') throw new Error('injected fault');
-        const held = original(input);
-        if (fault !== 'after') return held;
-        // Told after the statement's answer (sendNow): the start is committed then.
-        return {
-          message: held.message,
-          inserts: held.inserts,
-          written: () => {
-            held.written();
-            throw new Error('injected fault');
-          },
-        } satisfies HeldPrompt;
-      };
+      const fault = faultAfterWritten(app);
 
       // A failure before the statement: nothing written.
-      fault = 'before';
+      fault.set('before');
       const before = await post('/v1/chat/completions', body('first'));
       const beforeBody = await before.json();
       expect(before.status).toBeGreaterThanOrEqual(500);
@@ -47,7 +32,7 @@ describe.skipIf(!pg.available)('a lone compat start that fails after its stateme
 
       expect(beforeBody).toEqual({ error: expect.stringMatching(/injected fault$/), code: before.status });
       // A failure after it: the same answer.
-      fault = 'after';
+      fault.set('after');
       const after = await post('/v1/chat/completions', body('second'));
       expect(after.status).toBe(before.status);
       const afterBody = await after.json();
@@ -95,7 +80,7 @@ describe.skipIf(!pg.available)('a lone compat start that fails after its stateme
       expect((await app.agent.state(sessions[0]!.id)).state).toBe('idle');
 
       // A later request works.
-      fault = undefined;
+      fault.set(undefined);
       const later = await post('/v1/chat/completions', body('third'));
       expect(later.status).toBe(200);
       expect((await later.json()).choices[0].message.content).toBe('later');

@@ -17,9 +17,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
-import type { HeldPrompt } from '../../src/sessions/types';
-import { type FakeProvider, type RecordedRequest, reply } from '../helpers/fake-provider';
-import { holdStartAnswer, lastUser, laterOnly } from '../helpers/held-answer';
+import { type FakeProvider, reply } from '../helpers/fake-provider';
+import { faultAfterWritten, holdStartAnswer, lastUser, laterOnly } from '../helpers/held-answer';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
@@ -151,21 +150,7 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
   it('STORE-PG-895: a start failing after its statement committed while its run waits at its gate (STORE-PG-310’s fault): the model request, if sent, aborted; the client’s answer, the run cancelled, its events, the request’s row failed with that error; a later request works', async () => {
     const { app, post, provider, sql, requests } = await warmedServer();
 
-    const original = app.sessions.promptInsert!.bind(app.sessions);
-    let fault = true;
-    app.sessions.promptInsert = (input) => {
-      const prompt = original(input);
-      if (!fault) return prompt;
-      // Told after the statement's answer (sendNow): the start is committed then.
-      return {
-        message: prompt.message,
-        inserts: prompt.inserts,
-        written: () => {
-          prompt.written();
-          throw new Error('injected fault');
-        },
-      } satisfies HeldPrompt;
-    };
+    const fault = faultAfterWritten(app);
     const held = heldStart(app);
     closers.push(async () => held.release());
     const answering = post('/v1/chat/completions', body('fail me'));
@@ -173,7 +158,7 @@ describe.skipIf(!pg.available)('the model request’s gate of a run prepared dur
     held.release();
     const failed = await answering;
     const failedBody = await failed.json();
-    fault = false;
+    fault.off();
     await app.bus.flush();
 
     expect(held.order).toEqual(['prepared', 'gate', 'answered']);

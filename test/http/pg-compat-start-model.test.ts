@@ -13,10 +13,8 @@
  * fail under that variable, as STORE-PG-908 does.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app';
-import type { HeldPrompt } from '../../src/sessions/types';
 import { type RecordedRequest, reply } from '../helpers/fake-provider';
-import { holdStartAnswer } from '../helpers/held-answer';
+import { faultAfterWritten, holdStartAnswer } from '../helpers/held-answer';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
@@ -188,21 +186,7 @@ describe.skipIf(!pg.available)(
       const order: string[] = [];
       const server = await warmed(order);
       const { app } = server;
-      const original = app.sessions.promptInsert!.bind(app.sessions);
-      let fault = true;
-      app.sessions.promptInsert = (input) => {
-        const prompt = original(input);
-        if (!fault) return prompt;
-        // Told after the statement's answer (sendNow): the start is committed then.
-        return {
-          message: prompt.message,
-          inserts: prompt.inserts,
-          written: () => {
-            prompt.written();
-            throw new Error('injected fault');
-          },
-        } satisfies HeldPrompt;
-      };
+      const fault = faultAfterWritten(app);
       const held = holdStartAnswer(app, order);
       closers.push(async () => held.release());
       const answering = server.post('/v1/chat/completions', streamed('fail me'));
@@ -211,7 +195,7 @@ describe.skipIf(!pg.available)(
       held.release();
       const failed = await answering;
       const failedBody = await failed.json();
-      fault = false;
+      fault.off();
       await app.bus.flush();
 
       expect(order).toEqual(['model fail me', 'released', 'answered']);

@@ -15,8 +15,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
-import { type RecordedRequest, reply } from '../helpers/fake-provider';
-import { lastUser, laterOnly } from '../helpers/held-answer';
+import { reply } from '../helpers/fake-provider';
+import { laterOnly } from '../helpers/held-answer';
 import { loggedEvents, migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { until } from '../helpers/until';
 import { compatServer, settledCompatRow, streamedAnswer } from './compat-helpers';
