@@ -120,7 +120,7 @@ describe.skipIf(!pg.available)('a step of several read-only calls written whole 
     expect(r.heard.map((e) => e.seq)).toEqual(r.runEvents.map((e) => e.seq));
     await sessionLogSound(r);
     // The same run with the hold off: the start, the first result, and each later call's start
-    // and result apart (five), where the held step has none.
+    // and result apart (several), where the held step has none.
     vi.stubEnv('SVC_STEP_ONCE', '0');
     const off = await storeRun(pg.cluster(), threeReads(), options);
     expect(storeRunShape(off)).toEqual(storeRunShape(lite));
@@ -132,7 +132,9 @@ describe.skipIf(!pg.available)('a step of several read-only calls written whole 
       return after.slice(0, after.findIndex(stepEnd) + 1);
     };
     expect(toolStep(r)).toHaveLength(1);
-    expect(toolStep(off)).toHaveLength(9);
+    // Apart, the three concurrent calls' starts and results meet the pool as they finish: some join
+    // one statement, how many depends on their timing (9 seen, and 6 in a fresh-clone CI on Node 24).
+    expect(toolStep(off).length).toBeGreaterThan(1);
     expect(toolStep(off).filter(startStatement)).toHaveLength(1);
   });
 
