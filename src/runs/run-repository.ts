@@ -8,10 +8,10 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { FailureReport } from '../errors';
 import type { AsyncOf } from '../store/async-of';
 import { flushHeld, transactionMemo } from '../store/transaction-memo';
-import { getWideRow, getWideRowAnd } from '../store/wide-row';
+import { getWideRow } from '../store/wide-row';
 import { heldRunTotals, settleHeldTotals, type TotalsPatch } from './held-run-totals';
 import type { RunRow } from './queries';
-import { type InsertedRunColumns, insertedRow, type KnownRunRows, knownRunRows } from './run-row-known';
+import { type InsertedRunColumns, insertedRow, knownRunRows } from './run-row-known';
 import type { RunStatus, RunUsage } from './types';
 
 /** The columns a new run row is written with (a new run is queued or running). */
@@ -196,8 +196,11 @@ export function createRunWrites(
       params.push(value);
     }
     const text = `UPDATE agent_runs SET ${sets} WHERE id = ?`;
-    if (returning === '*' || returning === QUEUED)
-      return rowUpdate(known, prepare, id, text, params, returning);
+    if (returning === '*') return known.update(id, text, params);
+    if (returning === QUEUED) {
+      const answer = known.updateWith(id, text, params, QUEUED);
+      return answer && { row: answer.row, queued: answer.last === 1 };
+    }
     return returning
       ? prepare(`${text} RETURNING ${returning}`).get(...params, id)
       : prepare(text).run(...params, id).changes > 0;
@@ -300,30 +303,6 @@ export function createRunWrites(
       return { id: Number(lastInsertRowid), seq };
     },
   };
-}
-
-/**
- * An update answering the run's row (`returning` `*`) or the row and whether its session has queued
- * runs (`QUEUED`): from the held fixed columns (./run-row-known.ts) when this process holds them,
- * else `RETURNING *` (then held).
- */
-function rowUpdate(
-  known: KnownRunRows,
-  prepare: (text: string) => Statement,
-  id: string,
-  text: string,
-  params: unknown[],
-  returning: string,
-): RunRow | { row: RunRow; queued: boolean } | undefined {
-  if (returning === '*') {
-    const answer = known.update(id, text, params);
-    if (answer !== false) return answer;
-    return known.keep(getWideRow<RunRow>(prepare(`${text} RETURNING *`), [...params, id]));
-  }
-  const held = known.updateWith(id, text, params, QUEUED);
-  if (held !== false) return held && { row: held.row, queued: held.last === 1 };
-  const answer = getWideRowAnd<RunRow>(prepare(`${text} RETURNING *, ${QUEUED}`), [...params, id]);
-  return answer && { row: known.keep(answer.row), queued: answer.last === 1 };
 }
 
 /**

@@ -81,8 +81,6 @@ const SESSION_COLUMNS: readonly string[] = Object.keys(newSessionRow(newSessionV
 /** A step's usage added to its session (`addUsage`): the usage, `updated_at`, then the id. */
 const USAGE_UPDATE =
   'UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ? WHERE id = ?';
-/** `USAGE_UPDATE` for a session whose fixed columns this process does not hold. */
-const USAGE_UPDATE_WHOLE = `${USAGE_UPDATE} RETURNING *`;
 
 /**
  * The session rows this store wrote in the current write transaction, as their statements
@@ -130,11 +128,7 @@ function heldRowStatements(sql: (text: string) => Statement, clock: Clock) {
     addUsage(id: string, usage: NonNullable<StepClose['usage']>): SessionRow | undefined {
       const now = clock.now();
       const params = [usage.input_tokens, usage.output_tokens, usage.cost, now];
-      const row = known.update(id, USAGE_UPDATE, params);
-      if (row !== false) return row;
-      const whole = sql(USAGE_UPDATE_WHOLE).get(...params, id) as SessionRow | undefined;
-      known.keep(whole);
-      return whole;
+      return known.update(id, USAGE_UPDATE, params);
     },
   };
 }

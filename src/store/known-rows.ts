@@ -14,7 +14,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import { recentMap } from '../util/recent-map';
-import { fastTemplate, rawValues } from './wide-row';
+import { fastTemplate, getWideRow, getWideRowAnd, rawValues } from './wide-row';
 
 export interface KnownRows<R> {
   /** Holds the row's fixed columns (a whole row this process inserted or read); answers the row. */
@@ -23,24 +23,26 @@ export interface KnownRows<R> {
   forget(id: string): void;
   /**
    * `text` (`UPDATE … SET <sets> WHERE id = ?`, `params` the values of its `?` before the id's)
-   * answering the row while returning only the columns neither fixed nor set to a parameter;
-   * undefined when there is no such row; false when the row's fixed columns are not held (the caller
-   * returns `*`).
+   * answering the row: returning only the columns neither fixed nor set to a parameter when the
+   * row's fixed columns are held, else `RETURNING *` (the row then held); undefined when there is
+   * no such row.
    */
-  update(id: string, text: string, params: unknown[]): R | undefined | false;
+  update(id: string, text: string, params: unknown[]): R | undefined;
   /** `update` with one more `RETURNING` expression, whose value is answered as `last`. */
   updateWith(
     id: string,
     text: string,
     params: unknown[],
     extra: string,
-  ): { row: R; last: unknown } | undefined | false;
+  ): { row: R; last: unknown } | undefined;
 }
 
 /** What an UPDATE text sets from its parameters and answers; one a text (and extra), made once. */
 interface UpdateShape {
-  /** The statement with its `RETURNING`. */
+  /** The statement with its `RETURNING` of a held row. */
   full: string;
+  /** The statement returning `*` (and the extra expression), for a row not held. */
+  whole: string;
   /** Columns set to a plain parameter, and that parameter's index. */
   patched: string[];
   patchedAt: number[];
@@ -69,10 +71,9 @@ export function knownRows<R extends { id: string }>(
     }
     return shape;
   };
-  const answer = (id: string, text: string, params: unknown[], extra: string | undefined) => {
-    const known = held.get(id);
-    if (!known) return false;
-    const { full, patched, patchedAt, answered } = shapeOf(text, extra);
+  // A held row: its fixed columns, its plain sets and the columns read back, in the table's order.
+  const heldAnswer = (known: Record<string, unknown>, shape: UpdateShape, params: unknown[], id: string) => {
+    const { full, patched, patchedAt, answered } = shape;
     const values = rawValues(prepare(full), [...params, id]);
     if (!values) return undefined;
     // A copy of the template (fast properties, the table's key order), filled.
@@ -80,24 +81,28 @@ export function knownRows<R extends { id: string }>(
     for (const column of fixed) row[column] = known[column];
     for (let i = 0; i < patched.length; i++) row[patched[i] as string] = params[patchedAt[i] as number];
     for (let i = 0; i < answered.length; i++) row[answered[i] as string] = values[i];
-    return { row: row as unknown as R, values, count: answered.length };
+    return { row: row as unknown as R, last: values[answered.length] };
+  };
+  const keep = <T extends R | undefined>(row: T): T => {
+    // A held row's fixed columns are this one's: nothing to set (a set would also take a slot).
+    if (row && !held.get(row.id)) held.set(row.id, row as unknown as Record<string, unknown>);
+    return row;
   };
   return {
-    keep(row) {
-      // A held row's fixed columns are this one's: nothing to set (a set would also take a slot).
-      if (row && !held.get(row.id)) held.set(row.id, row as unknown as Record<string, unknown>);
-      return row;
-    },
+    keep,
     forget: (id) => held.delete(id),
     update(id, text, params) {
-      const done = answer(id, text, params, undefined);
-      if (done === false) return false;
-      return done?.row;
+      const shape = shapeOf(text, undefined);
+      const known = held.get(id);
+      if (known) return heldAnswer(known, shape, params, id)?.row;
+      return keep(getWideRow<R>(prepare(shape.whole), [...params, id]));
     },
     updateWith(id, text, params, extra) {
-      const done = answer(id, text, params, extra);
-      if (done === false) return false;
-      return done && { row: done.row, last: done.values[done.count] };
+      const shape = shapeOf(text, extra);
+      const known = held.get(id);
+      if (known) return heldAnswer(known, shape, params, id);
+      const answer = getWideRowAnd<R>(prepare(shape.whole), [...params, id]);
+      return answer && { row: keep(answer.row), last: answer.last };
     },
   };
 }
@@ -125,8 +130,14 @@ function updateShape(
     param += item.split('?').length - 1;
   }
   const answered = columns.filter((c) => !fixed.includes(c) && !patched.includes(c));
-  const returning = extra === undefined ? answered.join(', ') : `${answered.join(', ')}, ${extra}`;
-  return { full: `${text} RETURNING ${returning}`, patched, patchedAt, answered };
+  const tail = extra === undefined ? '' : `, ${extra}`;
+  return {
+    full: `${text} RETURNING ${answered.join(', ')}${tail}`,
+    whole: `${text} RETURNING *${tail}`,
+    patched,
+    patchedAt,
+    answered,
+  };
 }
 
 /** `a = ?, b = coalesce(b, ?)` → its items, split at the commas outside parentheses. */

@@ -4,7 +4,8 @@
  * UPDATE of a held row returns only the columns neither fixed nor set to a plain parameter, and
  * answers the row as `RETURNING *` would, key order included; a `column = column + ?` set is read
  * back; a set inside parentheses with a comma is one item; the extra expression is answered as
- * `last`; a row not held answers false, one gone undefined.
+ * `last`; a row not held is answered by `RETURNING *` (the extra expression after it) and held from
+ * then on; a row gone answers undefined.
  */
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -47,10 +48,6 @@ function open() {
 describe('known rows', () => {
   it('COMPAT-PERF-452: a held row is answered whole from its fixed columns, its plain sets and the columns read back', () => {
     const { known, texts, stored } = open();
-    expect(known.update('a', 'UPDATE t SET name = ?, updated_at = ? WHERE id = ?', ['second', 7])).toBe(
-      false,
-    );
-    expect(texts).toEqual([]);
     known.keep(stored('a'));
     const text =
       'UPDATE t SET total = total + ?, name = ?, note = coalesce(note, ?), updated_at = ? WHERE id = ?';
@@ -65,7 +62,7 @@ describe('known rows', () => {
     expect(stored('a')).toMatchObject({ total: 9, name: 'third', note: 'n' });
   });
 
-  it('COMPAT-PERF-452: the extra expression is answered as last; a row gone answers undefined; a forgotten one false', () => {
+  it('COMPAT-PERF-452: the extra expression is answered as last; a row gone answers undefined', () => {
     const { db, known, texts, stored } = open();
     known.keep(stored('b'));
     const text = 'UPDATE t SET note = ?, updated_at = ? WHERE id = ?';
@@ -74,8 +71,26 @@ describe('known rows', () => {
     expect(answer).toEqual({ row: stored('b'), last: 2 });
     db.prepare(`DELETE FROM t WHERE id = 'b'`).run();
     expect(known.update('b', text, ['z', 5])).toBeUndefined();
-    known.keep(stored('a'));
+  });
+
+  it('COMPAT-PERF-457: a row not held (never kept, or forgotten) is answered by RETURNING * and held from then on', () => {
+    const { db, known, texts, stored } = open();
+    const text = 'UPDATE t SET name = ?, updated_at = ? WHERE id = ?';
+    const first = known.update('a', text, ['second', 7]);
+    expect(texts).toEqual([`${text} RETURNING *`]);
+    expect(first).toEqual(stored('a'));
+    expect(Object.keys(first as Row)).toEqual(Object.keys(stored('a')));
+    // Held now: the next update of it returns only what is neither fixed nor a plain set.
+    known.update('a', text, ['third', 8]);
+    expect(texts[1]).toBe(`${text} RETURNING total, note`);
     known.forget('a');
-    expect(known.update('a', text, ['z', 5])).toBe(false);
+    const extra = '(SELECT count(*) FROM t) AS n';
+    expect(known.updateWith('a', text, ['fourth', 9], extra)).toEqual({ row: stored('a'), last: 2 });
+    expect(texts[2]).toBe(`${text} RETURNING *, ${extra}`);
+    expect(known.updateWith('a', text, ['fifth', 10], extra)).toEqual({ row: stored('a'), last: 2 });
+    expect(texts[3]).toBe(`${text} RETURNING total, note, ${extra}`);
+    db.prepare(`DELETE FROM t WHERE id = 'b'`).run();
+    expect(known.update('b', text, ['z', 5])).toBeUndefined();
+    expect(known.updateWith('b', text, ['z', 5], extra)).toBeUndefined();
   });
 });
