@@ -4,23 +4,13 @@
 // counted once per sample when any frame of it is on the stack), the top functions by self time
 // and the top svc functions by inclusive time. Wall-clock samples: read the shares.
 // `node bench/profile/cpu-profile-areas.mjs <file.cpuprofile> <marks.json> <dist dir> <requests a round> <first round> <last round> [top]`
-import { readFileSync } from 'node:fs';
-import { bundledSource, bundleRegions } from './bundle-regions.mjs';
+import { bundledSource } from './bundle-regions.mjs';
+import { forEachRoundSample, loadRoundsProfile } from './rounds-profile.mjs';
 
 const [file, marksFile, distDir, perRound, from, to, topArg] = process.argv.slice(2);
 const top = Number(topArg ?? 15);
-const marks = JSON.parse(readFileSync(marksFile, 'utf8'))
-  .filter((m) => m.label.startsWith('round '))
-  .filter((m) => {
-    const r = Number(m.label.slice(6));
-    return r >= Number(from) && r <= Number(to);
-  });
-const requests = Number(perRound) * marks.length;
-const regions = bundleRegions(distDir);
-const p = JSON.parse(readFileSync(file, 'utf8'));
-const byId = new Map(p.nodes.map((n) => [n.id, n]));
-const parent = new Map();
-for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const loaded = loadRoundsProfile(file, marksFile, distDir, perRound, from, to);
+const { requests, regions, byId, parent } = loaded;
 const src = ({ callFrame: { url, lineNumber, functionName } }) => {
   const b = bundledSource(regions, url, lineNumber);
   if (b) return b;
@@ -53,14 +43,9 @@ const selfA = new Map(),
   selfF = new Map(),
   incF = new Map();
 const bump = (m, k, v) => m.set(k, (m.get(k) ?? 0) + v);
-let t = p.startTime,
-  total = 0;
-for (let i = 0; i < p.samples.length; i++) {
-  t += p.timeDeltas[i];
-  if (!marks.some((s) => t >= s.start && t <= s.end)) continue;
-  const leaf = byId.get(p.samples[i]);
-  if (leaf.callFrame.functionName === '(idle)') continue;
-  const ms = (p.timeDeltas[i + 1] ?? p.timeDeltas[i]) / 1000;
+let total = 0;
+forEachRoundSample(loaded, (leaf, dt) => {
+  const ms = dt / 1000;
   total += ms;
   const stack = [];
   for (let id = leaf.id; id !== undefined; id = parent.get(id)) stack.push(byId.get(id));
@@ -73,7 +58,7 @@ for (let i = 0; i < p.samples.length; i++) {
       .map((n) => `${n.callFrame.functionName || '(anon)'} ${src(n)}`),
   ))
     bump(incF, k, ms);
-}
+});
 const pr = (title, m, n = top) => {
   console.log(`\n${title}`);
   for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, n))

@@ -4,8 +4,7 @@
 // frame (what that code called, native and npm, is its), then by layer (AREAS below, p-sqlcpu4's
 // rows) and by innermost svc function. GC and idle are their own rows.
 // `node bench/profile/cpu-profile-capped.mjs <file.cpuprofile> <marks.json> <dist dir> <requests a round> <first round> <last round> [cap µs] [top]`
-import { readFileSync } from 'node:fs';
-import { bundledSource, bundleRegions } from './bundle-regions.mjs';
+import { forEachRoundSample, innermostSvcFrame, loadRoundsProfile } from './rounds-profile.mjs';
 
 const [file, marksFile, distDir, perRound, from, to, capArg, topArg] = process.argv.slice(2);
 const cap = Number(capArg ?? 100);
@@ -45,44 +44,17 @@ const areaOf = (f) =>
     ? (AREAS.find(([, re]) => re.test(f))?.[0] ?? `other svc (${f.split('/').slice(0, 2).join('/')})`)
     : 'outside svc (node:http, sockets, microtasks, npm)';
 
-const marks = JSON.parse(readFileSync(marksFile, 'utf8')).filter((m) => {
-  const r = Number(m.label.slice(6));
-  return m.label.startsWith('round ') && r >= Number(from) && r <= Number(to);
-});
-const requests = Number(perRound) * marks.length;
-const regions = bundleRegions(distDir);
-const p = JSON.parse(readFileSync(file, 'utf8'));
-const byId = new Map(p.nodes.map((n) => [n.id, n]));
-const parent = new Map();
-for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-const memo = new Map();
-/** The innermost svc frame of a node: { file, fn } or undefined. */
-const svcFrame = (id) => {
-  if (memo.has(id)) return memo.get(id);
-  const n = byId.get(id);
-  const s = bundledSource(regions, n.callFrame.url, n.callFrame.lineNumber);
-  const found = s?.startsWith('src/')
-    ? { file: s, fn: n.callFrame.functionName || '(anonymous)' }
-    : parent.has(id)
-      ? svcFrame(parent.get(id))
-      : undefined;
-  memo.set(id, found);
-  return found;
-};
+const loaded = loadRoundsProfile(file, marksFile, distDir, perRound, from, to);
+const { requests } = loaded;
+const svcFrame = innermostSvcFrame(loaded);
 const areas = new Map();
 const fns = new Map();
 const add = (m, k, v) => m.set(k, (m.get(k) ?? 0) + v);
-let t = p.startTime;
 let raw = 0;
 let capped = 0;
 const deltas = [];
-for (let i = 0; i < p.samples.length; i++) {
-  t += p.timeDeltas[i];
-  const dt = p.timeDeltas[i + 1] ?? 0;
-  if (!marks.some((m) => t >= m.start && t <= m.end)) continue;
-  const n = byId.get(p.samples[i]);
+forEachRoundSample(loaded, (n, dt) => {
   const name = n.callFrame.functionName;
-  if (name === '(idle)') continue;
   deltas.push(dt);
   const w = Math.min(dt, cap);
   raw += dt;
@@ -90,9 +62,9 @@ for (let i = 0; i < p.samples.length; i++) {
   if (name === '(garbage collector)') {
     add(areas, 'GC (main thread)', w);
     add(fns, 'GC', w);
-    continue;
+    return;
   }
-  const f = svcFrame(p.samples[i]);
+  const f = svcFrame(n.id);
   add(areas, areaOf(f?.file), w);
   add(
     fns,
@@ -101,7 +73,7 @@ for (let i = 0; i < p.samples.length; i++) {
       : `(outside svc) ${name || '(anonymous)'} ${n.callFrame.url.split('/').slice(-2).join('/')}`,
     w,
   );
-}
+});
 deltas.sort((a, b) => a - b);
 console.log(
   `${requests} requests, rounds ${from}-${to}; samples ${deltas.length}, delta median ${deltas[deltas.length >> 1]} µs, p99 ${deltas[Math.floor(deltas.length * 0.99)]} µs, max ${deltas.at(-1)} µs`,

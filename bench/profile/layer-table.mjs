@@ -9,7 +9,8 @@
 //     --census <fewer.json> <more.json> <requests between> \
 //     --alloc <fewer.heapprofile> <more.heapprofile> <requests between> [--alloc-dist <dir>] [--files]
 import { readFileSync } from 'node:fs';
-import { bundledSource, bundleRegions } from './bundle-regions.mjs';
+import { bundleRegions } from './bundle-regions.mjs';
+import { forEachRoundSample, innermostSvcFrame, loadRoundsProfile } from './rounds-profile.mjs';
 
 /** Layer of a svc source file: the first pattern that matches. */
 export const LAYERS = [
@@ -75,35 +76,9 @@ const add = (col, file, v) => {
 
 const cpu = opt('--cpu', 6);
 if (cpu) {
-  const [file, marksFile, distDir, perRound, from, to] = cpu;
-  const marks = JSON.parse(readFileSync(marksFile, 'utf8')).filter((m) => {
-    const r = Number(m.label.slice(6));
-    return m.label.startsWith('round ') && r >= Number(from) && r <= Number(to);
-  });
-  const requests = Number(perRound) * marks.length;
-  const regions = bundleRegions(distDir);
-  const p = JSON.parse(readFileSync(file, 'utf8'));
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const parent = new Map();
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const innermost = new Map();
-  const svcFile = (id) => {
-    if (innermost.has(id)) return innermost.get(id);
-    const n = byId.get(id);
-    const s = bundledSource(regions, n.callFrame.url, n.callFrame.lineNumber);
-    const found = s?.startsWith('src/') ? s : parent.has(id) ? svcFile(parent.get(id)) : undefined;
-    innermost.set(id, found);
-    return found;
-  };
-  let t = p.startTime;
-  for (let i = 0; i < p.samples.length; i++) {
-    t += p.timeDeltas[i];
-    const dt = p.timeDeltas[i + 1] ?? 0;
-    if (!marks.some((m) => t >= m.start && t <= m.end)) continue;
-    const n = byId.get(p.samples[i]);
-    if (n.callFrame.functionName === '(idle)') continue;
-    add('CPU µs', svcFile(p.samples[i]), dt / requests);
-  }
+  const loaded = loadRoundsProfile(...cpu);
+  const svcFrame = innermostSvcFrame(loaded);
+  forEachRoundSample(loaded, (n, dt) => add('CPU µs', svcFrame(n.id)?.file, dt / loaded.requests));
 }
 
 const layerOfChain = (chain) => chain.split(' < ').find((r) => r.startsWith('src/'));
