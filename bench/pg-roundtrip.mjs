@@ -1,5 +1,5 @@
 // What one PostgreSQL statement costs svc's CPU, by shape (issue 18, item 6): the compat request's
-// CPU did not fall with its statement count (docs/performance.md, the evening of 2026-11-30), so
+// CPU did not fall with its statement count (docs/performance-log.md, the evening of 2026-11-30), so
 // this calibrates the marginal cost. On a throwaway PostgreSQL (./pg-cluster.mjs) and svc's own
 // client (src/store/postgres/client.ts, bundled from this tree by ./tree-drivers.mjs), each case
 // runs BENCH_RT_OPS statements (default 3000) after a warm-up and reports svc's process CPU

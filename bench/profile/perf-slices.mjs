@@ -3,7 +3,7 @@
 // they fall: the kind of the leaf (kernel, V8/Node built-ins, JIT code, libc), the innermost
 // JavaScript frame's group (svc source area by `//#region`, npm package, node: module) and
 // function. Unlike --cpu-prof (wall time of the main thread, bench/profile/cpu-profile.mjs), a
-// thread waiting for a core takes no sample, so the figures are CPU. p-pgstep8 (docs/performance.md):
+// thread waiting for a core takes no sample, so the figures are CPU. p-pgstep8 (docs/performance-log.md):
 //   BENCH_EXPOSURE=all BENCH_STEPS=300 BENCH_MARKS=/tmp/m.json \
 //   BENCH_NODE_ARGS="--perf-basic-prof --interpreted-frames-native-stack" \
 //   perf record -g -k mono -e cpu-clock -F 2000 -o /tmp/p.data -- node bench/run.mjs agent-loop

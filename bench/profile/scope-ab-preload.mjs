@@ -8,7 +8,7 @@
 // (four a compat request on SQLite), main-thread CPU ms (`/proc/self/task/<pid>/stat`, 10 ms
 // ticks) and whole-process CPU ms (`process.cpuUsage`). Drop the first segments (start-up, JIT):
 // `BENCH_ROUNDS=40 BENCH_NODE_ARGS="--import file://$PWD/bench/profile/scope-ab-preload.mjs?defer=tick"
-// node bench/compat-rounds.mjs` (p-scopehooks, docs/performance.md).
+// node bench/compat-rounds.mjs` (p-scopehooks, docs/performance-log.md).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

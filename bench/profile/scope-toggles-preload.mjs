@@ -7,7 +7,7 @@
 // `<tmpdir>/svc-scope-toggles-<pid>.json`. Two runs with different request counts, diffed, give
 // counts a request: `BENCH_ROUNDS=3 BENCH_CONCURRENCY=100 BENCH_NODE_ARGS="--import
 // file://$PWD/bench/profile/scope-toggles-preload.mjs?promises=1" node bench/compat-rounds.mjs`
-// (then BENCH_ROUNDS=1; p-scopehooks, docs/performance.md).
+// (then BENCH_ROUNDS=1; p-scopehooks, docs/performance-log.md).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -115,7 +115,7 @@ function fromConfig(id: string, entry: AgentConfig, base: AgentKind | undefined)
 export function agentKinds(config: Config): AgentKind[] {
   // Pushed, not mapped or filtered: an array from TurboFan's inlined `map` or `filter` has another
   // map than the builtin's, and the `sort` and spreads after them deopted the optimized function
-  // once (docs/performance.md, p-jit).
+  // once (docs/performance-log.md, p-jit).
   const kinds: AgentKind[] = [];
   for (const kind of BUILTIN) {
     kinds.push(config.agents[kind.id] ? fromConfig(kind.id, config.agents[kind.id], kind) : kind);

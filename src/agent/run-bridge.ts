@@ -80,7 +80,7 @@ export function bridgeFor(c: RunContext, t: RunTurn) {
 
 /**
  * Tools whose work waits for their start's statement (`AgentCallContext.ahead`: `view`'s read mark):
- * never held for the step end, which they would wait for (p-heldstep, docs/performance.md Left).
+ * never held for the step end, which they would wait for (p-heldstep, docs/performance-log.md Left).
  */
 const WAITS_FOR_START: ReadonlySet<string> = new Set(['view']);
 

@@ -317,7 +317,7 @@ export async function runResult(
     run.started_at !== null && run.finished_at !== null ? run.finished_at - run.started_at : null;
   // One literal each, not `{ ...head, ...tail }`: on Node 20 every property defined after a spread
   // goes through V8's runtime and gives the answer a map of its own (≈ 1 µs a property and a
-  // megamorphic reader; docs/performance.md, p-sqlprofile). `text` where it always was (after
+  // megamorphic reader; docs/performance-log.md, p-sqlprofile). `text` where it always was (after
   // `refused`): the JSON answers keep their key order.
   if (!withText)
     return {

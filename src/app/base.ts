@@ -97,7 +97,7 @@ export async function createBase(options: AppOptions): Promise<AppBase> {
       level: loaded.config.log.level,
       redactor,
       prepare: () => ensureDataDir(dataDir),
-      // A request's `run started` and `run finished` leave its critical path (docs/performance.md, p-sqlpath).
+      // A request's `run started` and `run finished` leave its critical path (docs/performance-log.md, p-sqlpath).
       deferInfo: true,
     });
 

@@ -120,7 +120,7 @@ export function createPromptStackLedger(deps: {
   return {
     async record(input) {
       // Pushed, not mapped: TurboFan's inlined `map` answers a holey array, and reading its
-      // `length` below would deopt the optimized `record` once (docs/performance.md, p-jit).
+      // `length` below would deopt the optimized `record` once (docs/performance-log.md, p-jit).
       const sections: PromptBuild['sections'] = [];
       for (const s of input.sections) {
         sections.push({

@@ -141,7 +141,7 @@ function markerFor(
 function markerOf(message: Message, wire: unknown): Message | null {
   if (!Array.isArray(wire) || wire.length === 0) return null;
   // Pushed, not mapped: TurboFan's inlined `map` answers a holey array, and the `join` would
-  // deopt the optimized caller once (docs/performance.md, p-jit).
+  // deopt the optimized caller once (docs/performance-log.md, p-jit).
   const entries: (string | undefined)[] = [];
   for (const entry of wire) entries.push(JSON.stringify(entry));
   const json = entries.join(',');

@@ -121,7 +121,7 @@ describe('the hooks between bodies', () => {
       }
       // Kept off in between (p-scopehooks): leaving them on to the end of the turn or to the
       // check phase saved the toggles (≈ 15 µs a body in the service) but hooked as many more
-      // promises, and cost the same CPU a compat request (docs/performance.md). Node 24's
+      // promises, and cost the same CPU a compat request (docs/performance-log.md). Node 24's
       // storage has no hooks to turn on.
       expect(counted.enables).toBe(hooked ? 3 : 0);
       expect(between).toEqual([0, 0, 0]);

@@ -15,7 +15,7 @@
  * Off at once, not later: a toggle costs ≈ 10 µs on and ≈ 4 µs off in the service (a compat
  * request on SQLite opens four bodies, ≈ 55 µs), but leaving the hooks on to the end of the turn's
  * microtasks or to the next check phase hooked as many more promises, and a compat request's CPU
- * came out the same (docs/performance.md, p-scopehooks).
+ * came out the same (docs/performance-log.md, p-scopehooks).
  * @module
  */
 import { AsyncLocalStorage } from 'node:async_hooks';

@@ -15,7 +15,7 @@
  * It moves the checkpoint off the request path (COMMIT p95 ~6 ms → ~2 ms) but does not save CPU
  * over all threads (about +0.5 ms a compat request in alternating pairs: more, smaller
  * checkpoints), and "svc CPU per request, all threads" is the figure issue 17 holds
- * (docs/performance.md, p-commit).
+ * (docs/performance-log.md, p-commit).
  * @module
  */
 import { Worker } from 'node:worker_threads';

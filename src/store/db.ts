@@ -467,7 +467,7 @@ export function openDb(options: OpenDbOptions): Db {
     // default they spilled to a new file in /var/tmp on every step (~140 page writes per step).
     db.pragma('temp_store = MEMORY');
     // A 4 MB page cache (better-sqlite3's build sets 16 MB): the hot pages of a session store
-    // fit, and a long-running service's RSS stops growing with its database (docs/performance.md).
+    // fit, and a long-running service's RSS stops growing with its database (docs/performance-log.md).
     db.pragma('cache_size = -4000');
     if (!options.readonly) migrate(db, migrations);
     if (fresh && template) writeTemplate(db, template);

@@ -3,7 +3,7 @@
  * in the COMMIT that takes the WAL past `wal_autocheckpoint` (1000 frames): that COMMIT copies the
  * WAL's pages back into svc.db and syncs both files on the main thread, 4–25 ms of which little is
  * CPU (perf: ~0.07 ms of a compat request's ~4.6 ms) and the rest is waiting on the disk, and the
- * request whose write happens to cross the line pays all of it (docs/performance.md, p-wal).
+ * request whose write happens to cross the line pays all of it (docs/performance-log.md, p-wal).
  * Here the HTTP service's connection looks at the WAL index (the `-shm` file's header, a 100-byte
  * pread, https://www.sqlite.org/walformat.html) every IDLE_POLL_MS; when no write landed since the
  * previous look, no transaction is open and at least IDLE_MIN_FRAMES frames wait to be copied

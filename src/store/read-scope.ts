@@ -17,7 +17,7 @@
  * that kept all its writes it stays (its transaction is its `TransactionEnd`). A ROLLBACK (or a
  * savepoint rolled back) makes every copy of the rows it wrote stale. Before, every copy went
  * stale at the end, and a run started by the compat request's transaction read its session again
- * right after that COMMIT (docs/performance.md, p-pgpromise2).
+ * right after that COMMIT (docs/performance-log.md, p-pgpromise2).
  * @module
  */
 import { scopedStorage } from './async-scope';

@@ -50,7 +50,7 @@ export const view = defineTool({
   description: viewPrompt,
   input: viewInput,
   mutates: false,
-  // Audited (docs/performance.md, p-readsmore): reads the file; its read mark waits for `ctx.ahead`.
+  // Audited (docs/performance-log.md, p-readsmore): reads the file; its read mark waits for `ctx.ahead`.
   readsOnly: true,
   surfaces: { mcp: 'svc_view' },
   async run(ctx, input): Promise<ViewResult> {
@@ -175,7 +175,7 @@ export const ls = defineTool({
     'List a directory of the workspace as an indented tree (directories end with /). Honors .gitignore, shows hidden files, skips .git. Directories without any visible file are not shown. Use glob to find files by name pattern, grep to search contents.',
   input: lsInput,
   mutates: false,
-  // Audited (docs/performance.md, p-readsmore): ripgrep (read-only, killed on abort), no ask, no event.
+  // Audited (docs/performance-log.md, p-readsmore): ripgrep (read-only, killed on abort), no ask, no event.
   readsOnly: true,
   surfaces: { mcp: 'svc_ls' },
   run: async (ctx, input) => ctx.app.ws.search.ls(input, opContext(ctx, 'ls')),
@@ -213,7 +213,7 @@ export const glob = defineTool({
     'Find files by name pattern in the workspace; returns paths (relative to the workspace root), most recently modified first. Honors .gitignore, includes hidden files, skips .git. Use grep to search file contents.',
   input: globInput,
   mutates: false,
-  // Audited (docs/performance.md, p-readsmore): ripgrep (read-only, killed on abort), no ask, no event.
+  // Audited (docs/performance-log.md, p-readsmore): ripgrep (read-only, killed on abort), no ask, no event.
   readsOnly: true,
   surfaces: { mcp: 'svc_glob' },
   examples: [{ pattern: '*.md' }],
@@ -278,7 +278,7 @@ export const grep = defineTool({
   description: grepPrompt,
   input: grepInput,
   mutates: false,
-  // Audited (docs/performance.md, p-readsmore): ripgrep (read-only, killed on abort), no ask, no event.
+  // Audited (docs/performance-log.md, p-readsmore): ripgrep (read-only, killed on abort), no ask, no event.
   readsOnly: true,
   surfaces: { mcp: 'svc_grep' },
   examples: [{ pattern: 'svc', output_mode: 'files' }],

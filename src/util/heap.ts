@@ -9,7 +9,7 @@
  * service now passes 30 (1.3x): at 1.5x its old generation still grew ≈ 1–2 MB in rounds where
  * no full GC fell (about one round in four), so RSS climbed 2–4 MB between rounds 3 and 5 of the
  * memory bench with the live heap flat; at 1.3x it reaches its plateau by round 3 (≈ 5 MB lower
- * after 20 rounds) for ≈ 1.5 more full GCs per 1,000 requests (docs/performance.md, p-memgrowth).
+ * after 20 rounds) for ≈ 1.5 more full GCs per 1,000 requests (docs/performance-log.md, p-memgrowth).
  *
  * The flag is read at every full GC, so setting it once the process runs takes effect (Node
  * documents flags changed after start-up as unsupported in general; this one is a plain number V8

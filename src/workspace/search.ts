@@ -365,7 +365,7 @@ function buildTree(
  * rewritten. So its bytes are a function of the workspace and the protected locations alone: two
  * workspaces (or nodes) sharing a data dir never overwrite each other's, no ripgrep ever reads a
  * half-written one, and writing it changes nothing anyone could observe, which lets a search run
- * while its step's first statement is in flight (`readsOnly`, docs/performance.md p-readsmore).
+ * while its step's first statement is in flight (`readsOnly`, docs/performance-log.md p-readsmore).
  */
 function writeIgnoreFile(paths: PathResolver, dataDir: string, hidden: string[]): string {
   // Anchored patterns in an --ignore-file are relative to ripgrep's cwd: the workspace root.

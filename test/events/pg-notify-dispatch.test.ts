@@ -1,7 +1,7 @@
 /**
  * How the LISTEN connection (src/events/pg-notify.ts) hands a notification to its subscribers, on a
  * stand-in connection (no server): a node hears its own appends and session writes too (≈ 7
- * notifications a PostgreSQL agent step, docs/performance.md), so a notification is dispatched
+ * notifications a PostgreSQL agent step, docs/performance-log.md), so a notification is dispatched
  * without copying the subscriber list, and only to the subscribers that take its kind.
  */
 import { EventEmitter } from 'node:events';

@@ -1,7 +1,7 @@
 /**
  * When a compat stream opens (src/surfaces/http/compat/stream-answer.ts): a run queued behind
  * another run of its session still has its head and role chunk at once, before the first run ends.
- * p-overlap (docs/performance.md) tried writing the head only after the run's model request and
+ * p-overlap (docs/performance-log.md) tried writing the head only after the run's model request and
  * dropped it (slower in the compat bench); this pins what such a change must keep.
  */
 import { createServer, type Server } from 'node:http';

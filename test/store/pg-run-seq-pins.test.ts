@@ -1,6 +1,6 @@
 /**
  * What a run's event seqs must keep on PostgreSQL, whatever takes them (issue 18 item 6, p-lastseq:
- * a `last_seq` kept on the run's row was tried and not landed, docs/performance.md). Pins, passing on
+ * a `last_seq` kept on the run's row was tried and not landed, docs/performance-log.md). Pins, passing on
  * migrations 30/45's bodies (the run's row lock, then `max(seq)` after it):
  * - appends to one run from two connections at once, lists and single events, in transactions
  *   that commit or roll back: the committed seqs are 1..n, none twice, none missing, each call's

@@ -1,6 +1,6 @@
 /**
  * A statement's path through svc's PostgreSQL client (issue 18, item 6): one promise of svc's per
- * statement over the driver's callback forms, where the layers made ≈ 20 (docs/performance.md,
+ * statement over the driver's callback forms, where the layers made ≈ 20 (docs/performance-log.md,
  * 2026-11-30), counted with an async hook (no timing). The statements' behaviour (order, errors,
  * rollbacks, savepoints, batching) is the other pg test files', unchanged.
  */

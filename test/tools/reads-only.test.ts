@@ -1,7 +1,7 @@
 /**
  * The tools flagged `readsOnly` (src/tools/core/types.ts): calls of them may run on PostgreSQL
  * while their step's first statement is in flight (p-readonly), so the flag means "changes
- * nothing at all" and is set only on audited tools (docs/performance.md, p-readonly's audit).
+ * nothing at all" and is set only on audited tools (docs/performance-log.md, p-readonly's audit).
  * Adding one is a reviewed change of this list.
  */
 import { describe, expect, it } from 'vitest';

@@ -387,7 +387,7 @@ function callAfter(root: Scope['root']): void {
 
 /**
  * The statements `submit` sends, one promise each (the driver answers by callback, ./pool-batches.ts):
- * ≈ 20 promises a statement went through the layers before (docs/performance.md, 2026-11-30).
+ * ≈ 20 promises a statement went through the layers before (docs/performance-log.md, 2026-11-30).
  * On a checked-out connection `submit` writes each statement at its call (the lazy transaction's
  * `send`): statements a transaction's body starts without awaiting each (concurrent repository
  * calls, work it started) are sent in call order, as pg queued them, without asking pg to queue

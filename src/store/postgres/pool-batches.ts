@@ -3,7 +3,7 @@
  * for during one turn of the event loop (until its check phase, `setImmediate`) go out together on
  * one connection, in one socket write, answered in order (pg's pipeline mode; each keeps its own
  * Sync, so each is still its own transaction and an error ends only its own statement). On this
- * VM a socket write is most of a statement's cost in svc (docs/performance.md): at many requests
+ * VM a socket write is most of a statement's cost in svc (docs/performance-log.md): at many requests
  * at once, several statements fall in one turn.
  *
  * What changes for a statement: it may wait for those ahead of it on its connection. So while a
@@ -26,7 +26,7 @@ export type Answer = (error: Error | null | undefined, result?: QueryResult) => 
 /**
  * What the client's executor sends statements to (these batches, or a transaction's connection).
  * Callbacks rather than promises: the executor makes the statement's one promise (issue 18, item 6:
- * ≈ 20 promises a statement before, docs/performance.md).
+ * ≈ 20 promises a statement before, docs/performance-log.md).
  */
 export type Submit = (text: string, params: unknown[], answer: Answer) => void;
 

@@ -1,7 +1,7 @@
 /**
  * Named prepared statements (issue 18, item 6, p-pgprep). An unnamed statement is parsed and
  * planned by the server on every call: ≈ 0.4 ms of parse and plan a statement of an agent-loop
- * step (docs/performance.md, p-pgwall). A statement text sent a second time gets a name
+ * step (docs/performance-log.md, p-pgwall). A statement text sent a second time gets a name
  * (`svc_p1`, `svc_p2`, …; pg's `Query` with a `name`): each connection parses it once (pg keeps
  * which names a connection has, `parsedStatements`) and then sends only Bind and Execute, and the
  * server's plan cache may keep its plan (a generic plan after five custom ones when it is not

@@ -3,7 +3,7 @@
  * for every statement that answers rows, an empty row as a dictionary-mode object
  * (`Object.create(null)`) and a spread of it, looks every column's type parser up again, and then
  * makes each row a spread of that object filled by keyed stores (`Result.addFields`, `parseRow`:
- * ≈ 0.15 ms and much of the garbage of a compat request, docs/performance.md). Here a statement's
+ * ≈ 0.15 ms and much of the garbage of a compat request, docs/performance-log.md). Here a statement's
  * shape (its columns' names and types, as the server describes them) is kept per statement text:
  * the parsers are looked up once, and its rows are made by a function built once per shape that
  * returns an object literal, so every row of a shape has the same hidden class from its first

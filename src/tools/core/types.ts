@@ -397,7 +397,7 @@ export interface ToolDef<I extends z.ZodType = z.ZodType, O = unknown> {
    * may run while its `tool.started` statement is in flight (src/agent/tool-bridge.ts, issue 18
    * item 6): its result is recorded only once that statement answered, and dropped when it failed.
    * Set only on audited tools: the list is pinned by test/tools/reads-only.test.ts
-   * (docs/performance.md, p-readonly and p-readsmore).
+   * (docs/performance-log.md, p-readonly and p-readsmore).
    */
   readsOnly?: true;
   /**

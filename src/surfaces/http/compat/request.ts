@@ -82,7 +82,7 @@ export function parseChatRequest(text: string): ChatRequest {
   }
   // One loop, not map then filter: TurboFan's inlined `map` answers a holey array where the
   // builtin answers a packed one, so the optimized parse would deopt at the `filter` once and be
-  // compiled again (docs/performance.md, p-jit).
+  // compiled again (docs/performance-log.md, p-jit).
   const messages: CompatMessage[] = [];
   for (const entry of raw) {
     const message = readMessage(entry);
