@@ -110,3 +110,25 @@ Module._load = function loadPatched(request, parent, isMain) {
   if (request === 'better-sqlite3' || request === 'better-sqlite3-napi') patch(loaded);
   return loaded;
 };
+// TX_MARKS_TIMERS=1: each timer callback run is marked `tmo:<delay>` (with its setter's callers under
+// TX_MARKS_STACK): whether a timer sits on a lone request's path.
+if (process.env.TX_MARKS_TIMERS === '1') {
+  for (const name of ['setTimeout', 'setInterval']) {
+    const original = globalThis[name];
+    const wrapped = function timerMarked(fn, delay, ...args) {
+      if (typeof fn !== 'function') return original.call(this, fn, delay, ...args);
+      const tag = `tmo:${name === 'setInterval' ? 'i' : ''}${delay ?? 0}${STACK ? ` ${callers()}` : ''}`;
+      return original.call(
+        this,
+        function timerFired(...inner) {
+          mark(tag);
+          return fn.apply(this, inner);
+        },
+        delay,
+        ...args,
+      );
+    };
+    Object.defineProperties(wrapped, Object.getOwnPropertyDescriptors(original));
+    globalThis[name] = wrapped;
+  }
+}
