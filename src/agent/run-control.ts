@@ -341,7 +341,14 @@ export async function launchRun(
       // COMMIT around it (`together`); a lease it gives up is a write of its own after it, as an
       // expired lease frees itself anyway. No async scope on SQLite (`togetherWith`, p-txtoken):
       // nothing under the finish opens a transaction body of its own to join it.
-      const next = await core.host.store.transactions.togetherWith(() => finishRun(core, claimed, outcome));
+      // SQLite, inside the open batch: no savepoint (`batchedWith`, p-savepoint), for nothing a
+      // ROLLBACK TO could undo. `finishRun` writes (the row, `run.finished`, the compat row's end)
+      // only inside its `try`, whose `catch` logs and goes on: a failed write there ends the body
+      // without a throw, RELEASE kept what it wrote. Before that `try` it awaits the held step end
+      // (`LastEnds.take`, nothing written yet); after it, the lease's end (PostgreSQL only), in-memory
+      // state and bus publishes, which never throw (a failed event write goes to the bus's
+      // `onError`). COMPAT-PERF-497, 498.
+      const next = await core.host.store.transactions.batchedWith(() => finishRun(core, claimed, outcome));
       // A run the durable engine gave this node (dequeued, or resumed after its node died) starts
       // the session's next queued prompt outside its workflow, onto the queue (so it starts even
       // when the node it was sent to is gone; that node, if alive, finds it already queued).

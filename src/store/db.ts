@@ -23,7 +23,7 @@ import { migrations as allMigrations, type Migration } from './migrations/index'
 import { loadSqlite } from './sqlite-driver';
 import { type StoreWarn, setStoreWarn, storeWarning } from './store-warnings';
 import { copyTemplate, templatePath, writeTemplate } from './template';
-import { endsClearMemos } from './transaction-memo';
+import { clearTransactionMemos, endsClearMemos } from './transaction-memo';
 import { runTransactionStatement as tx } from './transaction-statements';
 import { checkedBodies, missedToken, refuseMissedToken, txCheckOn } from './tx-check';
 
@@ -67,7 +67,7 @@ export function atomically<T>(db: () => Db, fn: () => T): T {
  * or through `within`, the body's token (`atomicallyWith`), when it is still open.
  */
 export function atomicallyAsync<T>(db: () => Db, fn: () => Promise<T>, within?: TxToken): Promise<T> {
-  return atomicallyBody(db, fn, within, true);
+  return atomicallyBody(db, fn, within, 'scoped');
 }
 
 /**
@@ -87,21 +87,24 @@ export interface TxToken {
  * through the token: every `atomicallyAsync`/`atomicallyWith`/`stepBatch` under `fn` that must join
  * it is given `tx`; one that is not waits for the body to end, as an unrelated caller's does (a
  * deadlock where `fn` awaits it). Inside an open body (the token `within`, or the async scope)
- * `fn` joins it and is handed that body's token.
+ * `fn` joins it and is handed that body's token. `undo` false: no savepoint inside an open batch (`ownBody`).
  */
 export function atomicallyWith<T>(
   db: () => Db,
   fn: (tx: TxToken | undefined) => Promise<T>,
   within?: TxToken,
+  undo = true,
 ): Promise<T> {
-  return atomicallyBody(db, fn, within, false);
+  return atomicallyBody(db, fn, within, undo ? 'token' : 'batched');
 }
 
+/** `batched`: a token body that cannot leave a partial write when it throws (`atomicallyWith`'s `undo`). */
+type BodyKind = 'scoped' | 'token' | 'batched';
 function atomicallyBody<T>(
   db: () => Db,
   fn: (tx: AsyncBody | undefined) => Promise<T>,
   within: TxToken | undefined,
-  scoped: boolean,
+  kind: BodyKind,
 ): Promise<T> {
   let handle: Db;
   try {
@@ -115,12 +118,14 @@ function atomicallyBody<T>(
   const waiting = bodyQueues.get(handle);
   if (!waiting) {
     bodyQueues.set(handle, []);
-    return ownBody(handle, fn, scoped);
+    return ownBody(handle, fn, kind);
   }
   // The check (./tx-check.ts): a call from inside an open token body, not given its token, throws.
-  const missed = txCheckOn() ? missedToken(handle, scoped ? 'atomicallyAsync' : 'atomicallyWith') : undefined;
+  const missed = txCheckOn()
+    ? missedToken(handle, kind === 'scoped' ? 'atomicallyAsync' : 'atomicallyWith')
+    : undefined;
   if (missed) return Promise.reject(missed);
-  return new Promise<void>((start) => waiting.push(start)).then(() => ownBody(handle, fn, scoped));
+  return new Promise<void>((start) => waiting.push(start)).then(() => ownBody(handle, fn, kind));
 }
 /** A body with no transaction of its own (inside one, or no database): as it answers, a throw a rejection. */
 function joinedBody<T>(fn: (tx: AsyncBody | undefined) => Promise<T>, tx: AsyncBody | undefined): Promise<T> {
@@ -138,28 +143,29 @@ const bodyQueues = new WeakMap<Db, (() => void)[]>();
 
 /**
  * A body in its own transaction (or a savepoint of the open batch): committed, or rolled back when
- * it fails. `scoped`: in the async scope (`atomicallyAsync`), else with its token only (`atomicallyWith`).
+ * it fails. `scoped`: in the async scope (`atomicallyAsync`), else with its token only (`atomicallyWith`);
+ * `batched`: inside an open batch no savepoint, a throw drops the memos as a ROLLBACK TO would (p-savepoint).
  */
-function ownBody<T>(handle: Db, fn: (tx: AsyncBody) => Promise<T>, scoped: boolean): Promise<T> {
+function ownBody<T>(handle: Db, fn: (tx: AsyncBody) => Promise<T>, kind: BodyKind): Promise<T> {
   const own: AsyncBody = { db: handle, open: true, unpin: false, thenStepBatch: false };
-  let outer: boolean;
+  let outer: Nest;
   try {
-    // Inside an open batch the body joins it as a savepoint, and the batch's scheduled commit
-    // (a microtask or the next check phase, possibly in the middle of the body) waits for it.
+    // Inside an open batch the body joins it as a savepoint (none `batched`), and the batch's scheduled
+    // commit (a microtask or the next check phase, possibly in the middle of the body) waits for it.
     const inBatch = openBatches.has(handle) && handle.inTransaction;
     if (inBatch) pinnedBatches.set(handle, (pinnedBatches.get(handle) ?? 0) + 1);
     else commitBatch(handle);
     own.unpin = inBatch;
-    outer = handle.inTransaction;
-    if (outer) tx(handle, 'savepoint');
-    else retryBusy(() => tx(handle, 'begin'));
+    outer = !handle.inTransaction ? false : inBatch && kind === 'batched' ? 'batch' : true;
+    if (outer === true) tx(handle, 'savepoint');
+    else if (!outer) retryBusy(() => tx(handle, 'begin'));
   } catch (error) {
     bodyEnded(handle, own);
     return Promise.reject(error);
   }
   let body: Promise<T>;
   // A token body has no scope, but the missed-token check's when it is on (./tx-check.ts).
-  const scope = scoped ? asyncScope : txCheckOn() ? checkedBodies : undefined;
+  const scope = kind === 'scoped' ? asyncScope : txCheckOn() ? checkedBodies : undefined;
   try {
     body = scope ? scope.enter(own, () => fn(own)) : fn(own);
   } catch (error) {
@@ -183,18 +189,21 @@ function ownBody<T>(handle: Db, fn: (tx: AsyncBody) => Promise<T>, scoped: boole
     },
   );
 }
-function commitBody(handle: Db, own: AsyncBody, outer: boolean): void {
-  if (!handle.inTransaction) return;
+/** The body's place: its own transaction (false), a savepoint (true), the batch's with no savepoint. */
+type Nest = boolean | 'batch';
+function commitBody(handle: Db, own: AsyncBody, outer: Nest): void {
+  if (!handle.inTransaction || outer === 'batch') return;
   if (outer) tx(handle, 'release');
   // The body asked for a step batch (`stepBatch`): its transaction becomes that batch.
   else if (own.thenStepBatch) openStepBatch(handle);
   else tx(handle, 'commit');
 }
 /** The body's writes rolled back (its savepoint's, inside a batch), the body ended: answers its error. */
-function bodyFailed(handle: Db, own: AsyncBody, outer: boolean, error: unknown): unknown {
+function bodyFailed(handle: Db, own: AsyncBody, outer: Nest, error: unknown): unknown {
   try {
     if (handle.open && handle.inTransaction) {
-      if (outer) {
+      if (outer === 'batch') clearTransactionMemos(handle);
+      else if (outer) {
         tx(handle, 'rollbackTo');
         tx(handle, 'release');
       } else tx(handle, 'rollback');

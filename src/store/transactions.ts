@@ -58,6 +58,14 @@ export interface StoreTransactions {
   /** `together` handed its token as `runWith` is (on SQLite `runWith`; on PostgreSQL `fn` as it is). */
   togetherWith<T>(fn: (tx: Tx | undefined) => Promise<T>, within?: Tx): Promise<T>;
   /**
+   * `togetherWith` for a body that cannot leave a partial write when it throws (each caller says why
+   * at its call, p-savepoint): on SQLite, inside an open batch (group commit, step batch), it joins
+   * the batch with no SAVEPOINT and RELEASE, its writes committed with the batch's; its throw undoes
+   * nothing (there is nothing to undo) and drops the transaction memos as the savepoint's ROLLBACK TO
+   * did. Outside a batch its own transaction, as `togetherWith`. On PostgreSQL `fn` as it is.
+   */
+  batchedWith<T>(fn: (tx: Tx | undefined) => Promise<T>, within?: Tx): Promise<T>;
+  /**
    * `run` for a body whose failure the caller lets end its own transaction (it never catches it
    * and commits): on PostgreSQL, inside a transaction, `fn` joins it with no savepoint (SAVEPOINT
    * and RELEASE protect nothing there and are two statements); `run` on SQLite, where a savepoint
@@ -111,6 +119,7 @@ export function sqliteTransactions(db: () => Db): StoreTransactions {
     beforeCommit: (write) => beforeBatchCommit(db, write),
     together: run,
     togetherWith: runWith,
+    batchedWith: (fn, within) => atomicallyWith(db, fn, within, false),
     join: run,
     afterTransaction: (fn, within) => afterBody(db, fn, within),
   };
@@ -123,6 +132,7 @@ export function postgresTransactions(sql: SqlClient): StoreTransactions {
     stepBatch: () => {},
     together: (fn) => fn(),
     togetherWith: (fn) => fn(undefined),
+    batchedWith: (fn) => fn(undefined),
     join: (fn) => sql.joined(() => fn()),
     afterTransaction(fn) {
       if (sql.inTransaction()) sql.afterTransaction(fn);
