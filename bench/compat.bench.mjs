@@ -40,6 +40,10 @@ const TARGETS = {
 // the JIT keeps optimizing the request's path for ≈ 10 rounds of 200 (bench/compat-rounds.mjs), so
 // the 5 rounds above are a service just started; these say what a warm one spends. 0 skips them.
 const WARM_ROUNDS = Number(process.env.BENCH_COMPAT_WARM_ROUNDS ?? 10);
+// Requests one at a time for the single-request figures, each through svc then straight to the fake
+// provider (30 until stop 70: one build's p50 of 30 moved 3.8–6.7 ms between runs on a quiet box).
+// They run after the measured rounds, and again after the warm rounds (a row of its own, no target).
+const SINGLE_PAIRS = Number(process.env.BENCH_COMPAT_SINGLE ?? 100);
 // BENCH_NODE_ARGS adds Node flags to the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
@@ -232,6 +236,7 @@ export async function run(options = {}) {
     const warm = await warmCpu(child.pid, ROUNDS, WARM, () =>
       round(CONCURRENCY, (i) => streamOnce(svcUrl, auth, body(i))),
     );
+    const singleWarm = warm && (await sequential(svcUrl, provider.url, auth, body));
     const rows = [
       { name: 'concurrent streaming requests × rounds', value: `${CONCURRENCY} × ${ROUNDS}` },
       { name: 'direct to the fake provider: requests/s', value: direct.rps.toFixed(0) },
@@ -277,6 +282,12 @@ export async function run(options = {}) {
       rows.push({
         name: `svc CPU per request once warm, rounds ${warm.from}–${warm.to} (ms)`,
         value: warm.cpuPerRequest.toFixed(2),
+      });
+    }
+    if (singleWarm) {
+      rows.push({
+        name: `added latency, single request / first content chunk p50 once warm, after round ${warm.to} (ms)`,
+        value: `${singleWarm.added.toFixed(1)} / ${singleWarm.firstContent.toFixed(1)}`,
       });
     }
     if (rssWarm !== undefined && peak !== undefined) {
@@ -348,7 +359,7 @@ async function warmCpu(pid, rounds, warmRounds, oneRound) {
 async function sequential(svcUrl, providerUrl, auth, body) {
   const diffs = [];
   const firstDiffs = [];
-  for (let i = 0; i < 30; i++) {
+  for (let i = 0; i < SINGLE_PAIRS; i++) {
     const viaSvc = await timedStream(svcUrl, auth, body(i));
     const direct = await timedStream(providerUrl, {}, body(i));
     diffs.push(viaSvc.total - direct.total);
