@@ -16,6 +16,8 @@
 //    the whole run). The fake model
 //    answers instantly (the model is not the bottleneck), but the load generator, the fake model,
 //    PostgreSQL and the nodes share this machine's cores: on a 2-core box 3 nodes share 2 cores.
+// BENCH_STORE_WARM_ROUNDS (default 0) more compat rounds after those, then the requests one at a
+// time again, as rows of their own ("once warm"): the JIT is far from settled after 170 requests.
 // Reported, never asserted. BENCH_STORE_PAIRS (default 2) sets the pairs of 1 and 2,
 // BENCH_STORE_CLUSTER_PAIRS (default 1) the pairs of 3. Without PostgreSQL installed the bench is
 // skipped with a row saying so. A postgres run that fails is a row "postgres: svc could not serve:
@@ -36,6 +38,7 @@ const PAIRS = Number(process.env.BENCH_STORE_PAIRS ?? 2);
 const CLUSTER_PAIRS = Number(process.env.BENCH_STORE_CLUSTER_PAIRS ?? 1);
 const CONCURRENCY = Number(process.env.BENCH_STORE_CONCURRENCY ?? 50);
 const ROUNDS = Number(process.env.BENCH_STORE_ROUNDS ?? 3);
+const WARM_ROUNDS = Number(process.env.BENCH_STORE_WARM_ROUNDS ?? 0);
 const NODES = Number(process.env.BENCH_STORE_NODES ?? 3);
 
 /** The first line of an error; of an error chunk, its message. */
@@ -174,7 +177,7 @@ async function compat(pg, rows, failed) {
       try {
         const url = store === 'postgres' ? await pg.createDatabase('svc_bench_compat') : undefined;
         const result = await withStore(url, () =>
-          compatRun({ concurrency: CONCURRENCY, rounds: ROUNDS, warmRounds: 0 }),
+          compatRun({ concurrency: CONCURRENCY, rounds: ROUNDS, warmRounds: WARM_ROUNDS }),
         );
         const failedRequests = figure(result, 'errors') ?? 0;
         errors[store] += failedRequests;
@@ -189,6 +192,8 @@ async function compat(pg, rows, failed) {
           cpu: figure(result, 'svc CPU per request, all threads (ms)'),
           added: figure(result, 'added latency per request, p50 (ms)'),
           single: figure(result, 'added latency, single request p50 (ms)'),
+          // "added latency, single request / first content chunk p50 once warm, after round N (ms)"
+          singleWarm: figure(result, result.find((r) => r.name.includes('p50 once warm'))?.name),
         });
       } catch (error) {
         if (store === 'postgres') failed('compat', error);
@@ -237,6 +242,23 @@ async function compat(pg, rows, failed) {
       median(of('postgres', 'single')),
     ),
   );
+  if (WARM_ROUNDS > 0) {
+    rows.push(
+      {
+        name: `compat added ms, one at a time once warm (+${WARM_ROUNDS} rounds), sqlite`,
+        value: summary('sqlite', 'singleWarm', 1),
+      },
+      {
+        name: `compat added ms, one at a time once warm (+${WARM_ROUNDS} rounds), pg`,
+        value: summary('postgres', 'singleWarm', 1),
+      },
+      ratioRow(
+        'compat added, one at a time once warm, pg / sqlite',
+        median(of('sqlite', 'singleWarm')),
+        median(of('postgres', 'singleWarm')),
+      ),
+    );
+  }
 }
 
 /** N `svc service start http` nodes on one new database, sharing one workspace. */
