@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleForNode } from './bundled-ts.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = dirname(here);
@@ -25,25 +26,7 @@ export function runTreeDrivers({ name, trees, rounds, driver, check = () => {}, 
       const entry = join(work, `driver-${i}.ts`);
       const out = join(work, `driver-${i}.mjs`);
       writeFileSync(entry, driver(tree));
-      const built = spawnSync(
-        join(repo, 'node_modules/.bin/rolldown'),
-        [
-          entry,
-          '--file',
-          out,
-          '--format',
-          'esm',
-          '--platform',
-          'node',
-          '-e',
-          'better-sqlite3',
-          '-e',
-          'pg',
-          ...bundleArgs,
-        ],
-        { encoding: 'utf8' },
-      );
-      if (built.status !== 0) throw new Error(`bundling ${tree} failed: ${built.stderr || built.stdout}`);
+      bundleForNode(entry, out, { external: ['better-sqlite3', 'pg'], args: bundleArgs, label: tree });
       return out;
     });
     const results = trees.map(() => []);
