@@ -52,12 +52,16 @@ for (let r = 0; r < N; r++) {
   for (const type of TYPES) bus.publish(sessionId, type, payload(sessionId, run.id));
   times.publish.push(Number(process.hrtime.bigint() - started));
   started = process.hrtime.bigint();
-  for (const type of TYPES) Number(rawInsert.run(sessionId, type, JSON.stringify(payload(sessionId, run.id)), Date.now()).lastInsertRowid);
-  times.raw.push(Number(process.hrtime.bigint() - started));
-  started = process.hrtime.bigint();
   for (let k = 0; k < 10; k++) await ledger.append(run.id, 'step.finished', { step: k, usage: { input_tokens: 10, output_tokens: 5 } });
   times.append.push(Number(process.hrtime.bigint() - started));
   off();
+  db.exec('COMMIT');
+  // The raw inserts in a transaction of their own: inside the bus's, the events it holds were
+  // answered the ids after the transaction's last (p-sqlev), which a write beside the store takes.
+  db.exec('BEGIN IMMEDIATE');
+  started = process.hrtime.bigint();
+  for (const type of TYPES) Number(rawInsert.run(sessionId, type, JSON.stringify(payload(sessionId, run.id)), Date.now()).lastInsertRowid);
+  times.raw.push(Number(process.hrtime.bigint() - started));
   db.exec('COMMIT');
 }
 // The first quarter is warm-up.
