@@ -7,10 +7,10 @@
 // dist/main.js …`, or `BENCH_NODE_ARGS="--require $PWD/bench/profile/sqlite-statements.cjs"` for a
 // bench. Used by bench/sqlite-statements.mjs; summary: `node bench/profile/sqlite-statements-summary.mjs
 // <file> <requests>`. Not part of `npm run bench`.
-const Module = require('node:module');
 const { writeFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
-const { dirname, join } = require('node:path');
+const { join } = require('node:path');
+const { eachSqliteClass, statementPrototype } = require('./sqlite-preload.cjs');
 
 let stats = new Map();
 const add = (key, ns) => {
@@ -49,28 +49,16 @@ const timed = (target, method, textOf) => {
   };
 };
 const oneLine = (sql) => String(sql).replace(/\s+/g, ' ').trim();
-const patched = new WeakSet();
-/** Wraps the methods of a better-sqlite3 `Database` class and of its statements, once. */
-const patch = (Database) => {
-  if (typeof Database !== 'function' || patched.has(Database)) return;
-  patched.add(Database);
-  const probe = new Database(':memory:');
-  const statement = Object.getPrototypeOf(probe.prepare('SELECT 1'));
-  probe.close();
-  for (const method of ['run', 'get', 'all', 'iterate']) timed(statement, method, (s) => oneLine(s.source));
-  timed(Database.prototype, 'exec', (_db, [sql]) => oneLine(sql));
-  timed(Database.prototype, 'prepare', () => undefined);
-};
-// The better-sqlite3 of the build being run (BENCH_SVC_BIN may be another checkout's), and any
-// other copy the process loads.
-const from = process.argv[1] ? dirname(process.argv[1]) : join(__dirname, '..', '..');
-patch(require(require.resolve('better-sqlite3', { paths: [from, join(__dirname, '..', '..')] })));
-const originalLoad = Module._load;
-Module._load = function load(request, parent, isMain) {
-  const loaded = originalLoad.apply(this, [request, parent, isMain]);
-  if (request === 'better-sqlite3') patch(loaded);
-  return loaded;
-};
+// Each better-sqlite3 class's methods and its statements' (the build's copy and any other loaded).
+eachSqliteClass(
+  (Database) => {
+    const statement = statementPrototype(Database);
+    for (const method of ['run', 'get', 'all', 'iterate']) timed(statement, method, (s) => oneLine(s.source));
+    timed(Database.prototype, 'exec', (_db, [sql]) => oneLine(sql));
+    timed(Database.prototype, 'prepare', () => undefined);
+  },
+  ['better-sqlite3'],
+);
 process.on('SIGUSR2', () => {
   stats = new Map();
 });

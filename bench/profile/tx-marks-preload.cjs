@@ -6,9 +6,7 @@
 // TX_MARKS_STACK=1 adds to each transaction statement the svc functions on its stack (which body
 // or batch ran it; slow, for orders only), TX_MARKS_STACK=all to every statement. TX_MARKS_SQL=0 marks the transaction statements only.
 // p-spwhy: where a lone compat request's COMMIT lands against its `[DONE]` and the next request.
-const Module = require('node:module');
-const { openSync, readSync } = require('node:fs');
-const { dirname, join } = require('node:path');
+const { eachSqliteClass, statementPrototype, walIndex } = require('./sqlite-preload.cjs');
 
 const STACK = process.env.TX_MARKS_STACK === '1' || process.env.TX_MARKS_STACK === 'all';
 const STACK_ALL = process.env.TX_MARKS_STACK === 'all';
@@ -24,22 +22,6 @@ const cpu = () => {
   return ` cpu=${user + system}`;
 };
 const mark = (name) => globalThis.__mark?.(CPU ? `${name}${cpu()}` : name);
-const shm = new Map();
-function walIndex(db) {
-  let fd = shm.get(db.name);
-  if (fd === undefined) {
-    try {
-      fd = openSync(`${db.name}-shm`, 'r');
-    } catch {
-      fd = null;
-    }
-    shm.set(db.name, fd);
-  }
-  if (fd === null) return undefined;
-  const b = Buffer.alloc(100);
-  readSync(fd, b, 0, 100, 0);
-  return { mxFrame: b.readUInt32LE(16), nBackfill: b.readUInt32LE(96) };
-}
 function callers() {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 24;
@@ -78,38 +60,19 @@ function record(db, sql, run) {
     if (!db.memory) mark(`tx:${kind}${frames}${tag}`);
   }
 }
-const patched = new WeakSet();
-function patch(Database) {
-  if (typeof Database !== 'function' || patched.has(Database)) return;
-  patched.add(Database);
+eachSqliteClass((Database) => {
   const exec = Database.prototype.exec;
   Database.prototype.exec = function execMarked(sql) {
     return record(this, String(sql), () => exec.call(this, sql));
   };
-  const probe = new Database(':memory:');
-  const proto = Object.getPrototypeOf(probe.prepare('SELECT 1'));
-  probe.close();
+  const proto = statementPrototype(Database);
   for (const method of ['run', 'get', 'all']) {
     const original = proto[method];
     proto[method] = function runMarked(...args) {
       return record(this.database, this.source, () => original.apply(this, args));
     };
   }
-}
-const from = process.argv[1] ? dirname(process.argv[1]) : join(__dirname, '..', '..');
-for (const name of ['better-sqlite3', 'better-sqlite3-napi']) {
-  try {
-    patch(require(require.resolve(name, { paths: [from, join(__dirname, '..', '..')] })));
-  } catch {
-    // not installed
-  }
-}
-const load = Module._load;
-Module._load = function loadPatched(request, parent, isMain) {
-  const loaded = load.apply(this, [request, parent, isMain]);
-  if (request === 'better-sqlite3' || request === 'better-sqlite3-napi') patch(loaded);
-  return loaded;
-};
+});
 // TX_MARKS_TIMERS=1: each timer callback run is marked `tmo:<delay>` (with its setter's callers under
 // TX_MARKS_STACK): whether a timer sits on a lone request's path.
 if (process.env.TX_MARKS_TIMERS === '1') {
