@@ -110,34 +110,47 @@ export async function waitRun(
   options: { signal?: AbortSignal } = {},
 ): Promise<RunResult> {
   const a = core.host;
-  let run = await a.runs.require(runId);
   const d = core.deferreds.get(runId);
-  if (d && (run.status === 'queued' || run.status === 'running')) {
-    // A run queued here may be started by another node (its drain takes the session's next queued
-    // run when its own run ends): this process then never settles the deferred. So the row is read
-    // too, every DEFERRED_POLL_MS while the deferred is pending (a run ended here settles first).
-    const settled = options.signal ? abortable(d.promise, options.signal) : d.promise;
-    for (;;) {
-      const result = await settledWithin(settled, DEFERRED_POLL_MS);
-      if (result) return result;
-      run = await a.runs.require(runId);
-      if (run.status === 'queued' || run.status === 'running') continue;
-      // Ended here: its deferred is settled after the finish's followers (the adaptive monitor's
-      // handling of run.finished) went on, so the waiter keeps waiting for it.
-      const owner = a.runs.owner;
-      if (run.pid === owner.pid && run.host === owner.host && run.runner === (owner.runner ?? null))
-        return settled;
-      if (core.runtimes.get(run.session_id)?.runId === runId) return settled; // ending here
-      core.deferreds.delete(runId);
-      return await runResult(a, runId);
-    }
-  }
+  if (d) return await waitDeferred(core, runId, d.promise, options);
+  let run = await a.runs.require(runId);
   while (run.status === 'queued' || run.status === 'running') {
     await sleep(WAIT_POLL_MS, undefined, { signal: options.signal });
     if (run.status === 'running' && !a.runs.ownerAlive(run)) await a.runs.recover();
     run = await a.runs.require(runId);
   }
   return await runResult(a, runId);
+}
+
+/**
+ * A run this process created and has not settled: its deferred answers. Its row is not read first
+ * (a compat request's wait began with that read, beside its run's start statement: on PostgreSQL a
+ * second connection whenever the two fell in different turns). A run queued here may be started by
+ * another node (its drain takes the session's next queued run when its own run ends): this process
+ * then never settles the deferred. So the row is read every DEFERRED_POLL_MS while the deferred is
+ * pending (a run ended here settles first).
+ */
+async function waitDeferred(
+  core: AgentCore,
+  runId: string,
+  promise: Promise<RunResult>,
+  options: { signal?: AbortSignal },
+): Promise<RunResult> {
+  const a = core.host;
+  const settled = options.signal ? abortable(promise, options.signal) : promise;
+  for (;;) {
+    const result = await settledWithin(settled, DEFERRED_POLL_MS);
+    if (result) return result;
+    const run = await a.runs.require(runId);
+    if (run.status === 'queued' || run.status === 'running') continue;
+    // Ended here: its deferred is settled after the finish's followers (the adaptive monitor's
+    // handling of run.finished) went on, so the waiter keeps waiting for it.
+    const owner = a.runs.owner;
+    if (run.pid === owner.pid && run.host === owner.host && run.runner === (owner.runner ?? null))
+      return settled;
+    if (core.runtimes.get(run.session_id)?.runId === runId) return settled; // ending here
+    core.deferreds.delete(runId);
+    return await runResult(a, runId);
+  }
 }
 
 export async function waitIdle(
