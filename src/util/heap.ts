@@ -23,7 +23,8 @@
  * default.
  * @module
  */
-import { setFlagsFromString } from 'node:v8';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 const DEFAULT_GROWING_PERCENT = 30;
@@ -60,6 +61,70 @@ export function holdYoungGeneration(
   const factor = raw === undefined || raw === '' ? 1 : Number(raw);
   if (!Number.isInteger(factor) || factor <= 0) return;
   setFlags(`--semi-space-growth-factor=${factor}`);
+}
+
+/** The service's largest semi-space, MB: Node 20's default cap (p-gcyoung measured 8, 16, 32 there). */
+const SERVICE_SEMI_SPACE_MB = 16;
+/** V8's own semi-space growth factor, put back when the young generation is below the cap again. */
+const V8_GROWTH_FACTOR = 2;
+/** An operator's own young-generation flags (NODE_OPTIONS or the command line): then svc sets none. */
+const OWN_YOUNG_FLAGS = /--(max[-_]semi[-_]space[-_]size|semi[-_]space[-_]growth[-_]factor)\b/;
+
+export interface YoungGenerationCap {
+  /** What the GC observer runs after each collection (exported for the tests). */
+  check(): void;
+  /** The observer off and V8's growth factor back. */
+  stop(): void;
+}
+
+/**
+ * The service's young generation held at two 16 MB semi-spaces on every Node line (issue 17,
+ * item 3's peak RSS ≤ 200 MB). Node 24's V8 sizes the semi-spaces from the heap limit: on a box
+ * with 24 GiB it lets each grow to 64 MB (Node 20 and 22: 16), and under 200 concurrent compat
+ * requests the service's peak RSS was 227–241 MB against 136–144 on Node 20 and 22. The maximum
+ * is fixed before any JS runs (`--max-semi-space-size` set here changes nothing), but the growth
+ * factor is read at every growth: once the young generation is at the cap (checked at the call and
+ * after each GC), growth stops (factor 1); below it again (V8 shrinks it after a quiet spell) it is V8's 2 again. The observer
+ * runs once a GC (≈ 15–50 a thousand compat requests). An operator's own `--max-semi-space-size`
+ * or `--semi-space-growth-factor` (NODE_OPTIONS) wins: then nothing is set.
+ * SVC_MAX_SEMI_SPACE_MB overrides the cap, 0 leaves V8's default.
+ */
+export function capYoungGeneration(
+  env: NodeJS.ProcessEnv = process.env,
+  execArgv: readonly string[] = process.execArgv,
+  setFlags: (flags: string) => void = setFlagsFromString,
+  youngBytes: () => number = newSpaceBytes,
+): YoungGenerationCap | undefined {
+  if (OWN_YOUNG_FLAGS.test(`${execArgv.join(' ')} ${env.NODE_OPTIONS ?? ''}`)) return undefined;
+  const raw = env.SVC_MAX_SEMI_SPACE_MB;
+  const capMb = raw === undefined || raw === '' ? SERVICE_SEMI_SPACE_MB : Number(raw);
+  if (!Number.isInteger(capMb) || capMb <= 0) return undefined;
+  // Both semi-spaces: what V8 reports as the new space's size.
+  const capBytes = 2 * capMb * 1024 * 1024;
+  let holding = false;
+  const hold = (on: boolean) => {
+    if (on === holding) return;
+    holding = on;
+    setFlags(`--semi-space-growth-factor=${on ? 1 : V8_GROWTH_FACTOR}`);
+  };
+  const check = () => hold(youngBytes() >= capBytes);
+  // Now too: the observer hears of a GC a turn after it, and a young generation at the cap already
+  // (start-up grew it) would grow past it in the next one.
+  check();
+  const observer = new PerformanceObserver(check);
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    check,
+    stop() {
+      observer.disconnect();
+      hold(false);
+    },
+  };
+}
+
+function newSpaceBytes(): number {
+  for (const space of getHeapSpaceStatistics()) if (space.space_name === 'new_space') return space.space_size;
+  return 0;
 }
 
 /**
