@@ -84,7 +84,8 @@ export interface YoungGenerationCap {
  * requests the service's peak RSS was 227–241 MB against 136–144 on Node 20 and 22. The maximum
  * is fixed before any JS runs (`--max-semi-space-size` set here changes nothing), but the growth
  * factor is read at every growth: once the young generation is at the cap (checked at the call and
- * after each GC), growth stops (factor 1); below it again (V8 shrinks it after a quiet spell) it is V8's 2 again. The observer
+ * after each GC), growth stops (factor 1; Node 24 grows it in steps that need
+ * not be doublings, so one growth from below may still end up to ≈ 2x past the cap); below it again (V8 shrinks it after a quiet spell) it is V8's 2 again. The observer
  * runs once a GC (≈ 15–50 a thousand compat requests). An operator's own `--max-semi-space-size`
  * or `--semi-space-growth-factor` (NODE_OPTIONS) wins: then nothing is set.
  * SVC_MAX_SEMI_SPACE_MB overrides the cap, 0 leaves V8's default.
