@@ -29,14 +29,22 @@ import { runInNewContext } from 'node:vm';
 
 const DEFAULT_GROWING_PERCENT = 30;
 
+/**
+ * A heap setting from the environment: `fallback` when unset or empty, undefined (leave V8's
+ * default) for 0 or anything that is no positive integer.
+ */
+function settingFromEnv(raw: string | undefined, fallback: number): number | undefined {
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  return Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
 export function tuneHeapForLongRunning(
   env: NodeJS.ProcessEnv = process.env,
   defaultPercent = DEFAULT_GROWING_PERCENT,
   setFlags: (flags: string) => void = setFlagsFromString,
 ): void {
-  const raw = env.SVC_HEAP_GROWING_PERCENT;
-  const percent = raw === undefined || raw === '' ? defaultPercent : Number(raw);
-  if (!Number.isInteger(percent) || percent <= 0) return;
+  const percent = settingFromEnv(env.SVC_HEAP_GROWING_PERCENT, defaultPercent);
+  if (percent === undefined) return;
   setFlags(`--heap-growing-percent=${percent}`);
 }
 
@@ -57,9 +65,8 @@ export function holdYoungGeneration(
   env: NodeJS.ProcessEnv = process.env,
   setFlags: (flags: string) => void = setFlagsFromString,
 ): void {
-  const raw = env.SVC_SEMI_SPACE_GROWTH_FACTOR;
-  const factor = raw === undefined || raw === '' ? 1 : Number(raw);
-  if (!Number.isInteger(factor) || factor <= 0) return;
+  const factor = settingFromEnv(env.SVC_SEMI_SPACE_GROWTH_FACTOR, 1);
+  if (factor === undefined) return;
   setFlags(`--semi-space-growth-factor=${factor}`);
 }
 
@@ -84,9 +91,9 @@ export interface YoungGenerationCap {
  * requests the service's peak RSS was 227–241 MB against 136–144 on Node 20 and 22. The maximum
  * is fixed before any JS runs (`--max-semi-space-size` set here changes nothing), but the growth
  * factor is read at every growth: once the young generation is at the cap (checked at the call and
- * after each GC), growth stops (factor 1; Node 24 grows it in steps that need
- * not be doublings, so one growth from below may still end up to ≈ 2x past the cap); below it again (V8 shrinks it after a quiet spell) it is V8's 2 again. The observer
- * runs once a GC (≈ 15–50 a thousand compat requests). An operator's own `--max-semi-space-size`
+ * after each GC), growth stops (factor 1; Node 24 grows it in steps that need not be doublings, so
+ * one growth from below may still end up to ≈ 2x past the cap); below it again (V8 shrinks it
+ * after a quiet spell) it is V8's 2 again. The observer runs once a GC (≈ 15–50 a thousand compat requests). An operator's own `--max-semi-space-size`
  * or `--semi-space-growth-factor` (NODE_OPTIONS) wins: then nothing is set.
  * SVC_MAX_SEMI_SPACE_MB overrides the cap, 0 leaves V8's default.
  */
@@ -97,9 +104,8 @@ export function capYoungGeneration(
   youngBytes: () => number = newSpaceBytes,
 ): YoungGenerationCap | undefined {
   if (OWN_YOUNG_FLAGS.test(`${execArgv.join(' ')} ${env.NODE_OPTIONS ?? ''}`)) return undefined;
-  const raw = env.SVC_MAX_SEMI_SPACE_MB;
-  const capMb = raw === undefined || raw === '' ? SERVICE_SEMI_SPACE_MB : Number(raw);
-  if (!Number.isInteger(capMb) || capMb <= 0) return undefined;
+  const capMb = settingFromEnv(env.SVC_MAX_SEMI_SPACE_MB, SERVICE_SEMI_SPACE_MB);
+  if (capMb === undefined) return undefined;
   // Both semi-spaces: what V8 reports as the new space's size.
   const capBytes = 2 * capMb * 1024 * 1024;
   let holding = false;
