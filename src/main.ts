@@ -4,7 +4,7 @@
  * other command loads the CLI lazily.
  * @module
  */
-import { opensTui } from './surfaces/cli/opens-tui';
+import { opensTui, startsService } from './surfaces/cli/argv-peek';
 import { VERSION } from './version';
 
 async function main(): Promise<void> {
@@ -13,6 +13,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
+  // A service runs again with glibc's malloc tuned (util/malloc.ts), before anything else loads.
+  if (startsService(argv)) (await import('./util/malloc')).reexecWithTunedMalloc();
   // The TUI holds V8's young generation at its start size, set before anything loads (util/heap.ts).
   if (opensTui(argv)) (await import('./util/heap')).holdYoungGeneration(process.env);
   // A reader that goes away (`svc run --output stream-json | head`) is not an error: stop quietly.

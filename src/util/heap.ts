@@ -33,7 +33,7 @@ const DEFAULT_GROWING_PERCENT = 30;
  * A heap setting from the environment: `fallback` when unset or empty, undefined (leave V8's
  * default) for 0 or anything that is no positive integer.
  */
-function settingFromEnv(raw: string | undefined, fallback: number): number | undefined {
+export function settingFromEnv(raw: string | undefined, fallback: number): number | undefined {
   const value = raw === undefined || raw === '' ? fallback : Number(raw);
   return Number.isInteger(value) && value > 0 ? value : undefined;
 }
@@ -164,10 +164,11 @@ export interface IdleTrim {
  * a minute idle in some runs and went to 117 MB in others; with this it is ≈ 120 MB 10–20 s after
  * the load. One GC per quiet period (≈ 50–150 ms of CPU), none while busy.
  *
- * The quiet trim compacts the old generation too (`compactingGc`): a plain full GC frees the dead
- * objects but keeps the pages they were scattered over, so after the load the service's old
- * generation stayed at ≈ 39 MB for ≈ 27 MB live. `now()` (the TUI after each run) stays a plain
- * full GC: the human is looking at the screen then.
+ * The quiet trim is a memory-reducing GC (`memoryReducingGc`): a plain full GC frees the dead
+ * objects but keeps the pages they were scattered over (after the load the service's old
+ * generation stayed at ≈ 39 MB for ≈ 27 MB live), and on Node 22 and 24 it keeps the pages it
+ * freed too. `now()` (the TUI after each run) stays a plain full GC: the human is looking at the
+ * screen then.
  *
  * `onQuiet` runs just before that trim: the service has SQLite hand back its page cache there.
  *
@@ -179,8 +180,8 @@ export function trimWhenIdle(everyMs = 10_000, onQuiet?: () => void): IdleTrim {
   if (!gc) return Object.assign(() => {}, { now: () => {} });
   let last = process.cpuUsage();
   let busySinceTrim = true;
-  const collect = (compact: boolean) => {
-    if (compact) compactingGc(gc);
+  const collect = (reduce: boolean) => {
+    if (reduce) memoryReducingGc(gc);
     else gc();
     // The collection's own CPU is not work.
     last = process.cpuUsage();
@@ -205,13 +206,39 @@ export function trimWhenIdle(everyMs = 10_000, onQuiet?: () => void): IdleTrim {
   return Object.assign(() => clearInterval(timer), { now: () => collect(false) });
 }
 
+/** What V8's `gc` extension takes (`--expose-gc`); V8 12 (Node 22) and later read `flavor`. */
+export interface GcOptions {
+  type: 'major' | 'minor';
+  execution: 'sync' | 'async';
+  flavor?: 'regular' | 'last-resort';
+}
+
+/** A `gc` function: no argument is a full GC now. */
+export type Gc = (options?: GcOptions) => void;
+
+/** V8 12 and later (Node 22, 24): `gc` takes `flavor`, and a full GC's freed pages are pooled. */
+const POOLS_FREED_PAGES = Number(process.versions.v8.split('.')[0]) >= 12;
+
 /**
- * One full GC that also moves the live objects of the old generation together, so the pages they
- * leave go back to the OS (V8 does this in its memory-reducing GCs, which Node cannot ask for;
- * `--compact-on-every-full-gc` is read by each GC, so it is on only for this one). Exported for
- * its test.
+ * One full GC that moves the live objects of the old generation together and hands the freed
+ * pages back to the OS: what V8's own memory-reducing GCs do, which a plain `gc()` does not.
+ *
+ * On V8 12 and later (Node 22, 24) a full GC keeps the pages it frees committed in a pool for the
+ * next allocations; only a memory-reducing GC empties the pool. A plain or compacting `gc()` there
+ * left the service's RSS where it was: on Node 24 the quiet trim pooled 14 MB that V8's memory
+ * reducer had handed back seconds before (RSS 131 → 144 MB), and a 100 MB heap of garbage stayed
+ * in RSS after it. `flavor: 'last-resort'` is V8's "collect all available garbage": memory-reducing
+ * full GCs (they compact) until one frees nothing more, the pool emptied.
+ *
+ * Before V8 12 (Node 20) `gc` knows no flavor, and V8's unmapper hands freed pages back on its
+ * own; `--compact-on-every-full-gc`, read by each GC, is on for this one only. Exported for its
+ * test.
  */
-export function compactingGc(gc: () => void): void {
+export function memoryReducingGc(gc: Gc): void {
+  if (POOLS_FREED_PAGES) {
+    gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    return;
+  }
   setFlagsFromString('--compact-on-every-full-gc');
   try {
     gc();
@@ -221,11 +248,11 @@ export function compactingGc(gc: () => void): void {
 }
 
 /** A `gc` function from a context of its own (exported for the tests). */
-export function isolatedGc(): (() => void) | undefined {
+export function isolatedGc(): Gc | undefined {
   try {
     setFlagsFromString('--expose-gc');
     const gc: unknown = runInNewContext('gc');
-    return typeof gc === 'function' ? () => gc() : undefined;
+    return typeof gc === 'function' ? (options) => (options ? gc(options) : gc()) : undefined;
   } catch {
     return undefined;
   } finally {

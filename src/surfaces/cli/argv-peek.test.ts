@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parsedCommandWord } from './index';
-import { opensTui } from './opens-tui';
+import { opensTui, startsService } from './argv-peek';
 
 describe('opensTui', () => {
   it('is true for svc alone, svc tui and svc attach, after the root options', () => {
@@ -29,6 +29,34 @@ describe('opensTui', () => {
       ['--cwd', 'tui', 'run'],
     ]) {
       expect(opensTui(argv), argv.join(' ')).toBe(false);
+    }
+  });
+});
+
+describe('startsService', () => {
+  it('is true for svc service start http, autopilot and mcp, after the root options', () => {
+    for (const argv of [
+      ['service', 'start', 'http'],
+      ['service', 'start', 'http', '--port', '0'],
+      ['--cwd', '/tmp/x', '-c', 'a=1', 'service', 'start', 'autopilot'],
+      ['--data-dir=/tmp/d', 'service', 'start', 'mcp', '--transport', 'http'],
+    ]) {
+      expect(startsService(argv), argv.join(' ')).toBe(true);
+    }
+  });
+
+  it('is false for every other command, help and an argv after --', () => {
+    for (const argv of [
+      [],
+      ['run', 'service start http'],
+      ['service', 'status'],
+      ['service', 'start'],
+      ['service', 'start', '--help'],
+      ['--help', 'service', 'start', 'http'],
+      ['--', 'service', 'start', 'http'],
+      ['--cwd', 'service', 'start', 'http'],
+    ]) {
+      expect(startsService(argv), argv.join(' ')).toBe(false);
     }
   });
 });
