@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parsedCommandWord } from './index';
 import { opensTui, startsService } from './argv-peek';
+import { parsedCommandWord } from './index';
 
 describe('opensTui', () => {
   it('is true for svc alone, svc tui and svc attach, after the root options', () => {
