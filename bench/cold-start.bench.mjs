@@ -1,7 +1,10 @@
 // Cold start of the built binary against bare `node -e 0`, same environment, median of N runs.
 // Target (issue 17): the `svc` command (bin/svc.cjs) `--version` within 1.1x of `node -e 0`;
 // dist/main.js (the ESM bundle's entry, what tests spawn) is shown beside it.
-import { spawnSync } from 'node:child_process';
+// Also `svc service start http` to its listening line, as it starts (on Node 22.15+ it runs again
+// with glibc's malloc tuned, src/util/malloc.ts) and with SVC_MALLOC_MMAP_THRESHOLD_KB=0 (not run
+// again): what the re-exec costs a service's start (BENCH_SERVICE_RUNS, default 9, each).
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,6 +13,7 @@ const ROOT = import.meta.dirname ?? new URL('.', import.meta.url).pathname;
 const BIN = resolve(ROOT, '../dist/main.js');
 const COMMAND = resolve(ROOT, '../bin/svc.cjs');
 const RUNS = Number(process.env.BENCH_RUNS ?? 25);
+const SERVICE_RUNS = Number(process.env.BENCH_SERVICE_RUNS ?? 9);
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -31,6 +35,50 @@ function timeAll(commands, cwd, env) {
   return samples.map(median);
 }
 
+/** Milliseconds from spawning `svc service start http` to its listening line; then SIGTERM. */
+function serviceStart(cwd, env) {
+  return new Promise((resolveMs, reject) => {
+    const start = process.hrtime.bigint();
+    const child = spawn(
+      process.execPath,
+      [BIN, 'service', 'start', 'http', '--port', '0', '--token', 'bench-token-1234'],
+      {
+        cwd,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let ms;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (ms === undefined && out.includes('svc: listening on ')) {
+        ms = Number(process.hrtime.bigint() - start) / 1e6;
+        child.kill('SIGTERM');
+      }
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (ms === undefined) reject(new Error(`svc service start http exited ${code} before listening`));
+      else resolveMs(ms);
+    });
+  });
+}
+
+/** Alternating: as started, then with the malloc re-exec off. */
+async function serviceStarts(cwd, env) {
+  const samples = [[], []];
+  const envs = [env, { ...env, SVC_MALLOC_MMAP_THRESHOLD_KB: '0' }];
+  for (let i = 0; i < SERVICE_RUNS + 1; i++) {
+    for (const [index, each] of envs.entries()) {
+      const ms = await serviceStart(cwd, each);
+      if (i >= 1) samples[index].push(ms);
+    }
+  }
+  return samples.map(median);
+}
+
 export async function run() {
   const ws = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const env = { PATH: process.env.PATH, HOME: join(ws, '.home') };
@@ -46,6 +94,7 @@ export async function run() {
       ws,
       env,
     );
+    const [service, serviceUntuned] = await serviceStarts(ws, env);
     return [
       { name: 'node -e 0 (median ms)', value: node.toFixed(1) },
       { name: 'svc --version (bin/svc.cjs, median ms)', value: command.toFixed(1) },
@@ -58,6 +107,11 @@ export async function run() {
       { name: 'dist/main.js --version / node -e 0', value: (version / node).toFixed(2) },
       { name: 'svc config show-config-status --json (median ms)', value: status.toFixed(1) },
       { name: 'show-config-status / node -e 0', value: (status / node).toFixed(2) },
+      { name: 'svc service start http to listening (median ms)', value: service.toFixed(1) },
+      {
+        name: 'the same, malloc not tuned (SVC_MALLOC_MMAP_THRESHOLD_KB=0; median ms)',
+        value: serviceUntuned.toFixed(1),
+      },
     ];
   } finally {
     rmSync(ws, { recursive: true, force: true });

@@ -33,12 +33,14 @@ const count = (db: Db) => (db.prepare('SELECT count(*) AS n FROM sessions').get(
 const checkPhase = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A connected loopback pair: `client` writes, `server` (its accepted socket) reads. */
-async function socketPair(): Promise<{ client: Socket; server: Socket }> {
+async function socketPair(
+  options: { pauseOnConnect?: boolean } = {},
+): Promise<{ client: Socket; server: Socket }> {
   let accepted: (socket: Socket) => void = () => {};
   const got = new Promise<Socket>((resolve) => {
     accepted = resolve;
   });
-  const listener: Server = createServer((socket) => accepted(socket));
+  const listener: Server = createServer(options, (socket) => accepted(socket));
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   const client = new Socket();
   await new Promise<void>((resolve) =>
@@ -83,20 +85,34 @@ describe('a step batch that yields its COMMIT one turn', () => {
 
   it('COMPAT-PERF-361: bytes already readable at the check phase are read before the yielded COMMIT; their writes join the batch', async () => {
     const { db, other } = twoConnections();
-    const { client, server } = await socketPair();
+    // `answer`'s socket reads nothing until resumed: its bytes wait in the kernel, readable.
+    const answer = await socketPair({ pauseOnConnect: true });
+    const trigger = await socketPair();
+    answer.client.write('answer');
+    // Loopback delivery happens in the write; the margin is for a loaded box.
+    await new Promise((resolve) => setTimeout(resolve, 100));
     const order: string[] = [];
-    server.on('data', () => {
-      order.push(`read: open ${db.inTransaction}`);
-      insert(db, 'ses_read');
-      stepBatch(() => db); // the batch open: joined, no commit of its own
+    const read = new Promise<void>((resolve) => {
+      answer.server.on('data', () => {
+        order.push(`read: open ${db.inTransaction}`);
+        insert(db, 'ses_read');
+        stepBatch(() => db); // the batch open: joined, no commit of its own
+        resolve();
+      });
     });
-    stepBatch(() => db);
-    insert(db, 'ses_a');
-    yieldBatch(() => db);
-    // Written now: readable by the next poll of the loop (loopback).
-    client.write('answer');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // In an I/O callback (the poll phase, as a request's handler runs): this poll's events are
+    // taken, so the answer is read at the next poll, after this turn's check phase, where an
+    // unyielded batch commits.
+    trigger.server.once('data', () => {
+      stepBatch(() => db);
+      insert(db, 'ses_a');
+      yieldBatch(() => db);
+      answer.server.resume();
+    });
+    trigger.client.write('go');
+    await read;
     expect(order).toEqual(['read: open true']);
+    await checkPhase();
     expect(db.inTransaction).toBe(false);
     expect(count(other)).toBe(2);
   });
