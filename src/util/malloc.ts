@@ -9,7 +9,9 @@
  * zones (malloc'ed, ≈ 50 MB at the peak on Node 24 under the load), the blocks of that size come
  * from the arenas and stay there: on Node 24 the idle service kept ≈ 49 MB in malloc's arenas
  * (Node 20 ≈ 27). Held at 128 KB (`GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072`, which also
- * turns the raising off) the idle service fell from ≈ 140 to ≈ 107 MB (docs/performance.md).
+ * turns the raising off) the idle service fell from 140–142 to 117–154 MB (median 125) on Node 24,
+ * from 101–102 to 93–94 on Node 22, at no CPU cost measured; 32 KB gave 106–108 MB on Node 24 but
+ * ≈ 1 ms more CPU a compat request (docs/performance.md).
  *
  * glibc reads its tunables when the process starts, so the service runs again with them:
  * `process.execve` (Node 22.15 and later) replaces the process image, same pid, before anything
