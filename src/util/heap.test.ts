@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import {
@@ -5,6 +6,7 @@ import {
   holdYoungGeneration,
   isolatedGc,
   memoryReducingGc,
+  skipMaglev,
   trimWhenIdle,
   tuneHeapForLongRunning,
 } from './heap';
@@ -30,6 +32,55 @@ describe('tuneHeapForLongRunning', () => {
     expect(set('50')).toEqual(['--heap-growing-percent=50']);
     expect(set('50', 20)).toEqual(['--heap-growing-percent=50']);
     for (const value of ['0', '-5', 'abc', '1.5']) expect(set(value)).toEqual([]);
+  });
+});
+
+describe('skipMaglev', () => {
+  it('COMPAT-PERF-504: the service turns Maglev off unless SVC_MAGLEV=1 or the operator passed a Maglev flag of their own', () => {
+    const set = (env: NodeJS.ProcessEnv, execArgv: string[] = []) => {
+      const flags: string[] = [];
+      const skipped = skipMaglev(env, execArgv, (f) => flags.push(f));
+      expect(skipped).toBe(flags.length > 0);
+      return flags;
+    };
+    expect(set({})).toEqual(['--no-maglev']);
+    expect(set({ SVC_MAGLEV: '' })).toEqual(['--no-maglev']);
+    expect(set({ SVC_MAGLEV: '0' })).toEqual(['--no-maglev']);
+    expect(set({ SVC_MAGLEV: '1' })).toEqual([]);
+    // The operator's own flag wins, on the command line or in NODE_OPTIONS, either spelling.
+    expect(set({}, ['--maglev'])).toEqual([]);
+    expect(set({}, ['--no_maglev'])).toEqual([]);
+    expect(set({ NODE_OPTIONS: '--max-old-space-size=512 --maglev' })).toEqual([]);
+    expect(set({ NODE_OPTIONS: '--no-maglev' })).toEqual([]);
+    // Maglev's other flags are not a choice about Maglev itself.
+    expect(set({}, ['--maglev-inlining'])).toEqual(['--no-maglev']);
+    expect(set({ NODE_OPTIONS: '--concurrent-maglev-max-threads=1' })).toEqual(['--no-maglev']);
+  });
+
+  it('COMPAT-PERF-505: V8 takes --no-maglev in a running process: hot code is optimized by TurboFan alone', () => {
+    // In a child, so this process's JIT is left alone. The tiers a hot function passes through are
+    // sampled with V8's %GetOptimizationStatus: bit 5 is "Maglev code", bit 6 "TurboFan code".
+    const tiers = (flags: string) => {
+      const script = [
+        "const v8 = require('node:v8');",
+        "v8.setFlagsFromString('--allow-natives-syntax');",
+        `if (${JSON.stringify(flags)}) v8.setFlagsFromString(${JSON.stringify(flags)});`,
+        "const status = new Function('f', 'return %GetOptimizationStatus(f)');",
+        'const add = (a, b) => a + b;',
+        // Until optimized code is in, by either tier (they compile on another thread), at most 20 s on
+        // a busy box.
+        'let seen = 0;',
+        'const until = Date.now() + 20000;',
+        'for (let i = 0; !(seen & 96) && Date.now() < until; i++) { add(i, 1); if (i % 1000 === 0) seen |= status(add); }',
+        'process.stdout.write(String(seen));',
+      ].join('\n');
+      const seen = Number(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }));
+      return { maglev: (seen & (1 << 5)) !== 0, turbofan: (seen & (1 << 6)) !== 0 };
+    };
+    expect(tiers('--no-maglev')).toEqual({ maglev: false, turbofan: true });
+    // Node 24's V8 (13) tiers this function up through Maglev when the flag is not set: the check
+    // above sees the difference there. Node 22's goes straight to TurboFan; Node 20 has no Maglev.
+    if (Number(process.versions.v8.split('.')[0]) >= 13) expect(tiers('').maglev).toBe(true);
   });
 });
 

@@ -70,6 +70,37 @@ export function holdYoungGeneration(
   setFlags(`--semi-space-growth-factor=${factor}`);
 }
 
+/** An operator's own Maglev flag (NODE_OPTIONS or the command line): then svc sets none. */
+const OWN_MAGLEV_FLAG = /--(no[-_])?maglev\b(?![-_])/;
+
+/**
+ * The service's JIT without Maglev, V8's mid-tier optimizing compiler (issue 17, item 4: an idle
+ * service ≤ 120 MB a minute after 1,000 compat requests). On by default in Node 24 (Node 22.x ships
+ * it off, Node 20's V8 has it off), Maglev optimizes a function after 400 calls, on V8's worker
+ * threads, in zones malloc'ed there; the request's path is a few hundred functions called about
+ * once a request, so the first 1,000 requests compile most of them, and the worker threads'
+ * malloc arenas keep what those zones freed (V8's `malloced_memory` peaked at 48–51 MB under the
+ * load with it, 26 without; no GC hands that back). Without it a function stays in the baseline
+ * tiers until TurboFan takes it (3,000 calls, as with Maglev). On Node 24 (6 alternating pairs,
+ * docs/performance.md): idle 113–143 → 99–107 MB, peak under 200 at once 162–194 → 142–153; for
+ * ≈ 0.25 ms more CPU a compat request (3.65 → 3.92 ms, once warm 2.99 → 3.21) and p50 added
+ * latency at 200 at once 202 → 274 ms. The flag is read each time V8 decides to tier a function
+ * up, so setting it once the process runs takes effect for everything optimized after.
+ * An operator's own `--maglev` or `--no-maglev` (NODE_OPTIONS or the command line) wins;
+ * SVC_MAGLEV=1 keeps Maglev (more throughput warming up, ≈ 20–40 MB more RSS). Returns whether
+ * it was turned off.
+ */
+export function skipMaglev(
+  env: NodeJS.ProcessEnv = process.env,
+  execArgv: readonly string[] = process.execArgv,
+  setFlags: (flags: string) => void = setFlagsFromString,
+): boolean {
+  if (env.SVC_MAGLEV === '1') return false;
+  if (OWN_MAGLEV_FLAG.test(`${execArgv.join(' ')} ${env.NODE_OPTIONS ?? ''}`)) return false;
+  setFlags('--no-maglev');
+  return true;
+}
+
 /** The service's largest semi-space, MB: Node 20's default cap (p-gcyoung measured 8, 16, 32 there). */
 const SERVICE_SEMI_SPACE_MB = 16;
 /** V8's own semi-space growth factor, put back when the young generation is below the cap again. */
