@@ -3,7 +3,9 @@
 // dist/main.js (the ESM bundle's entry, what tests spawn) is shown beside it.
 // Also `svc service start http` to its listening line, as it starts (on Node 22.15+ it runs again
 // with glibc's malloc tuned, src/util/malloc.ts) and with SVC_MALLOC_MMAP_THRESHOLD_KB=0 (not run
-// again): what the re-exec costs a service's start (BENCH_SERVICE_RUNS, default 9, each).
+// again): what the re-exec costs a service's start (BENCH_SERVICE_RUNS, default 9, each). Through
+// the `svc` command (bin/svc.cjs decides before the ESM bundle loads, dist/preflight.cjs) and
+// through dist/main.js (which decides after loading its entry).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,12 +38,12 @@ function timeAll(commands, cwd, env) {
 }
 
 /** Milliseconds from spawning `svc service start http` to its listening line; then SIGTERM. */
-function serviceStart(cwd, env) {
+function serviceStart(cwd, env, entry) {
   return new Promise((resolveMs, reject) => {
     const start = process.hrtime.bigint();
     const child = spawn(
       process.execPath,
-      [BIN, 'service', 'start', 'http', '--port', '0', '--token', 'bench-token-1234'],
+      [entry, 'service', 'start', 'http', '--port', '0', '--token', 'bench-token-1234'],
       {
         cwd,
         env,
@@ -66,13 +68,17 @@ function serviceStart(cwd, env) {
   });
 }
 
-/** Alternating: as started, then with the malloc re-exec off. */
+/** Round-robin: the `svc` command, dist/main.js, the command with the malloc re-exec off. */
 async function serviceStarts(cwd, env) {
-  const samples = [[], []];
-  const envs = [env, { ...env, SVC_MALLOC_MMAP_THRESHOLD_KB: '0' }];
+  const variants = [
+    [COMMAND, env],
+    [BIN, env],
+    [COMMAND, { ...env, SVC_MALLOC_MMAP_THRESHOLD_KB: '0' }],
+  ];
+  const samples = variants.map(() => []);
   for (let i = 0; i < SERVICE_RUNS + 1; i++) {
-    for (const [index, each] of envs.entries()) {
-      const ms = await serviceStart(cwd, each);
+    for (const [index, [entry, each]] of variants.entries()) {
+      const ms = await serviceStart(cwd, each, entry);
       if (i >= 1) samples[index].push(ms);
     }
   }
@@ -94,7 +100,7 @@ export async function run() {
       ws,
       env,
     );
-    const [service, serviceUntuned] = await serviceStarts(ws, env);
+    const [service, serviceMain, serviceUntuned] = await serviceStarts(ws, env);
     return [
       { name: 'node -e 0 (median ms)', value: node.toFixed(1) },
       { name: 'svc --version (bin/svc.cjs, median ms)', value: command.toFixed(1) },
@@ -107,9 +113,10 @@ export async function run() {
       { name: 'dist/main.js --version / node -e 0', value: (version / node).toFixed(2) },
       { name: 'svc config show-config-status --json (median ms)', value: status.toFixed(1) },
       { name: 'show-config-status / node -e 0', value: (status / node).toFixed(2) },
-      { name: 'svc service start http to listening (median ms)', value: service.toFixed(1) },
+      { name: 'svc service start http to listening (bin/svc.cjs, median ms)', value: service.toFixed(1) },
+      { name: 'the same through dist/main.js (median ms)', value: serviceMain.toFixed(1) },
       {
-        name: 'the same, malloc not tuned (SVC_MALLOC_MMAP_THRESHOLD_KB=0; median ms)',
+        name: 'bin/svc.cjs, malloc not tuned (SVC_MALLOC_MMAP_THRESHOLD_KB=0; median ms)',
         value: serviceUntuned.toFixed(1),
       },
     ];

@@ -68,6 +68,27 @@ describe('reexecWithTunedMalloc', () => {
     expect(own.env).toEqual({ GLIBC_TUNABLES: 'glibc.pthread.rseq=0' });
   });
 
+  it('COMPAT-PERF-507: runs once a process: after bin/svc.cjs put GLIBC_TUNABLES back, main.js does not run it again', () => {
+    const calls: unknown[][] = [];
+    const execve = ((...args: unknown[]) => {
+      calls.push(args);
+      throw new Error('execve is a test double');
+    }) as ReexecProcess['execve'];
+    const again = fake(
+      { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=131072', SVC_GLIBC_TUNABLES_BEFORE: '' },
+      execve,
+    );
+    reexecWithTunedMalloc(again, glibc);
+    expect(again.env).toEqual({});
+    // The environment now looks untuned: only the mark keeps the second call from a re-exec.
+    reexecWithTunedMalloc(again, glibc);
+    expect(calls).toEqual([]);
+    const first = fake({}, execve);
+    reexecWithTunedMalloc(first, glibc);
+    reexecWithTunedMalloc(first, glibc);
+    expect(calls).toHaveLength(1);
+  });
+
   it('does nothing without execve (Node 20) or off Linux', () => {
     const env = { HOME: '/h' };
     reexecWithTunedMalloc(fake(env), glibc);

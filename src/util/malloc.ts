@@ -55,13 +55,24 @@ export interface ReexecProcess {
 }
 
 /**
+ * Set on the process once `reexecWithTunedMalloc` has run in it: bin/svc.cjs calls it from the
+ * CommonJS build (src/surfaces/cli/preflight.ts) and main.ts from the ESM bundle, two copies of this module;
+ * without the mark the second would find GLIBC_TUNABLES put back and run the process again.
+ */
+const DONE = Symbol.for('svc.malloc.reexecChecked');
+
+/**
  * Runs the process again with its malloc tuned (above), or, in the process that was run again,
- * puts GLIBC_TUNABLES back. Returns when there is nothing to do or the re-exec failed.
+ * puts GLIBC_TUNABLES back. Returns when there is nothing to do, the re-exec failed, or it has
+ * run in this process before.
  */
 export function reexecWithTunedMalloc(
   proc: ReexecProcess = process as unknown as ReexecProcess,
   hasGlibc: () => boolean = glibcLoaded,
 ): void {
+  const marked = proc as ReexecProcess & { [DONE]?: true };
+  if (marked[DONE]) return;
+  marked[DONE] = true;
   const before = proc.env[BEFORE];
   if (before !== undefined) {
     if (before === '') delete proc.env.GLIBC_TUNABLES;

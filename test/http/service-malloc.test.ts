@@ -3,9 +3,10 @@
  * on Node 22.15 and later (`process.execve`) the listening process is the one that was spawned
  * (same pid) and was started with GLIBC_TUNABLES holding the mmap threshold; on Node 20 it was not
  * run again. An operator's own malloc tunable and SVC_MALLOC_MMAP_THRESHOLD_KB=0 leave it alone.
+ * Through the installed command (bin/svc.cjs) the decision is made before the ESM bundle loads.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { spawnServer } from './spawn-server';
@@ -38,6 +39,42 @@ describe.runIf(process.platform === 'linux')('the service with glibc malloc tune
     const tunables = environ.filter((e) => e.startsWith('GLIBC_TUNABLES='));
     expect(tunables).toEqual(canReexec ? ['GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072'] : []);
     expect(stderr).not.toMatch(/warning/i);
+  });
+
+  it('COMPAT-PERF-506: through bin/svc.cjs the service runs again before the ESM bundle loads, once', async () => {
+    // A preload (NODE_OPTIONS, kept across the re-exec) logs each process image as it starts and at
+    // its first tick. bin/svc.cjs imports dist/main.js asynchronously, so an image that loaded the
+    // bundle before running again would reach a tick; one replaced from bin/svc.cjs's own
+    // synchronous code (dist/preflight.cjs) never does.
+    const ws = tmpWorkspace();
+    const log = join(ws, 'images.log');
+    const preload = join(ws, 'images.cjs');
+    writeFileSync(
+      preload,
+      [
+        "const fs = require('node:fs');",
+        "const image = fs.readFileSync('/proc/self/environ', 'utf8').includes('SVC_GLIBC_TUNABLES_BEFORE=') ? 'again' : 'first';",
+        'const note = (what) => fs.appendFileSync(process.env.IMAGES_LOG, `${process.pid} ${image} ${what}\\n`);',
+        "note('start');",
+        "process.nextTick(() => note('tick'));",
+      ].join('\n'),
+    );
+    const server = spawnServer(['service', 'start', 'http', '--port', '0', '--token', TOKEN], {
+      cwd: ws,
+      bin: resolve(__dirname, '../../bin/svc.cjs'),
+      env: { NODE_OPTIONS: `--require ${preload}`, IMAGES_LOG: log },
+    });
+    const url = await server.ready;
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    server.child.kill('SIGTERM');
+    expect(await server.exit).toBe(0);
+    const pid = server.child.pid as number;
+    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    expect(lines).toEqual(
+      canReexec
+        ? [`${pid} first start`, `${pid} again start`, `${pid} again tick`]
+        : [`${pid} first start`, `${pid} first tick`],
+    );
   });
 
   it("COMPAT-PERF-503: an operator's own malloc tunable, or SVC_MALLOC_MMAP_THRESHOLD_KB=0, is not run again", async () => {

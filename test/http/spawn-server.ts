@@ -24,10 +24,11 @@ const UNSTOPPED_SERVER_MS = 20 * 60_000;
 
 export function spawnServer(
   args: string[],
-  options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number },
+  options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number; bin?: string },
 ): SpawnedServer {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build (npm test does)`);
-  const child = spawn(process.execPath, [BIN, ...args], {
+  // `bin`: another entry (bin/svc.cjs, the installed command), dist/main.js by default.
+  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
     cwd: options.cwd,
     env: {
       PATH: process.env.PATH,
