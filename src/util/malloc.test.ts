@@ -36,13 +36,18 @@ describe('reexecWithTunedMalloc', () => {
     argv: ['/usr/bin/node', '/opt/svc/main.js', 'service', 'start', 'http'],
     execve,
   });
-
-  it('runs the same command again, node flags kept, with the tuned environment', () => {
+  /** An execve that records its calls, then throws as a failed one does (a real one does not return). */
+  const recordingExecve = () => {
     const calls: unknown[][] = [];
     const execve = ((...args: unknown[]) => {
       calls.push(args);
       throw new Error('execve is a test double');
     }) as ReexecProcess['execve'];
+    return { calls, execve };
+  };
+
+  it('runs the same command again, node flags kept, with the tuned environment', () => {
+    const { calls, execve } = recordingExecve();
     reexecWithTunedMalloc(fake({ HOME: '/h' }, execve), glibc);
     expect(calls).toEqual([
       [
@@ -69,11 +74,7 @@ describe('reexecWithTunedMalloc', () => {
   });
 
   it('COMPAT-PERF-507: runs once a process: after bin/svc.cjs put GLIBC_TUNABLES back, main.js does not run it again', () => {
-    const calls: unknown[][] = [];
-    const execve = ((...args: unknown[]) => {
-      calls.push(args);
-      throw new Error('execve is a test double');
-    }) as ReexecProcess['execve'];
+    const { calls, execve } = recordingExecve();
     const again = fake(
       { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=131072', SVC_GLIBC_TUNABLES_BEFORE: '' },
       execve,
