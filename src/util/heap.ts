@@ -81,8 +81,8 @@ const OWN_MAGLEV_FLAG = /--(no[-_])?maglev\b(?![-_])/;
  * once a request, so the first 1,000 requests compile most of them, and the worker threads'
  * malloc arenas keep what those zones freed (V8's `malloced_memory` peaked at 48–51 MB under the
  * load with it, 26 without; no GC hands that back). Without it a function stays in the baseline
- * tiers until TurboFan takes it (3,000 calls, as with Maglev). On Node 24 (6 alternating pairs,
- * docs/performance.md): idle 113–143 → 99–107 MB, peak under 200 at once 162–194 → 142–153; for
+ * tiers until TurboFan takes it (3,000 calls, as with Maglev). On Node 24 (alternating pairs,
+ * 4 of the memory bench and 6 of the compat bench; docs/performance.md): idle 113–143 → 99–107 MB, peak under 200 at once 162–194 → 142–153; for
  * ≈ 0.25 ms more CPU a compat request (3.65 → 3.92 ms, once warm 2.99 → 3.21) and p50 added
  * latency at 200 at once 202 → 274 ms. The flag is read each time V8 decides to tier a function
  * up, so setting it once the process runs takes effect for everything optimized after.
