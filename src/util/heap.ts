@@ -70,6 +70,11 @@ export function holdYoungGeneration(
   setFlags(`--semi-space-growth-factor=${factor}`);
 }
 
+/** Whether the operator passed a Node flag matching `flag`, on the command line or in NODE_OPTIONS. */
+function operatorPassed(flag: RegExp, env: NodeJS.ProcessEnv, execArgv: readonly string[]): boolean {
+  return flag.test(`${execArgv.join(' ')} ${env.NODE_OPTIONS ?? ''}`);
+}
+
 /** An operator's own Maglev flag (NODE_OPTIONS or the command line): then svc sets none. */
 const OWN_MAGLEV_FLAG = /--(no[-_])?maglev\b(?![-_])/;
 
@@ -96,7 +101,7 @@ export function skipMaglev(
   setFlags: (flags: string) => void = setFlagsFromString,
 ): boolean {
   if (env.SVC_MAGLEV === '1') return false;
-  if (OWN_MAGLEV_FLAG.test(`${execArgv.join(' ')} ${env.NODE_OPTIONS ?? ''}`)) return false;
+  if (operatorPassed(OWN_MAGLEV_FLAG, env, execArgv)) return false;
   setFlags('--no-maglev');
   return true;
 }
@@ -134,7 +139,7 @@ export function capYoungGeneration(
   setFlags: (flags: string) => void = setFlagsFromString,
   youngBytes: () => number = newSpaceBytes,
 ): YoungGenerationCap | undefined {
-  if (OWN_YOUNG_FLAGS.test(`${execArgv.join(' ')} ${env.NODE_OPTIONS ?? ''}`)) return undefined;
+  if (operatorPassed(OWN_YOUNG_FLAGS, env, execArgv)) return undefined;
   const capMb = settingFromEnv(env.SVC_MAX_SEMI_SPACE_MB, SERVICE_SEMI_SPACE_MB);
   if (capMb === undefined) return undefined;
   // Both semi-spaces: what V8 reports as the new space's size.
