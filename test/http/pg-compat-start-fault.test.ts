@@ -2,10 +2,12 @@
  * A lone compat start's failure after its one statement committed, on PostgreSQL (issue 18 item 6,
  * p-pgstart3): since p-pgstart2 the start is one statement without BEGIN/COMMIT, so a send that
  * fails after it cannot roll it back; the request cancels the run instead (prepare.ts `inClaim`).
+ * The failing start's model request goes out during the statement's round trip (p-pgmodel) and is
+ * aborted when the start does not go on; whether it reaches the fake model first is timing (under
+ * CI load it did), so the model answers by prompt (`laterOnly`), not by the order of requests.
  */
 import { describe, expect, it } from 'vitest';
-import { reply } from '../helpers/fake-provider';
-import { faultAfterWritten } from '../helpers/held-answer';
+import { faultAfterWritten, lastUser, laterOnly } from '../helpers/held-answer';
 import { migratedDatabase, postgresForFile } from '../helpers/postgres';
 import { compatServer } from './compat-helpers';
 
@@ -14,7 +16,7 @@ const pg = postgresForFile();
 describe.skipIf(!pg.available)('a lone compat start that fails after its statement on PostgreSQL', () => {
   it('STORE-PG-310: a send failing after the lone statement committed answers as one failing before it; the run is cancelled, not left running; a later request works', async () => {
     const sql = await migratedDatabase(pg.cluster());
-    const { app, post } = await compatServer([reply().text('later')], { postgres: sql });
+    const { app, post, provider } = await compatServer([laterOnly, laterOnly], { postgres: sql });
     try {
       const body = (content: string) => ({ model: 'fake/m1', messages: [{ role: 'user', content }] });
       const count = async (table: string) =>
@@ -81,9 +83,11 @@ describe.skipIf(!pg.available)('a lone compat start that fails after its stateme
 
       // A later request works.
       fault.set(undefined);
-      const later = await post('/v1/chat/completions', body('third'));
+      const later = await post('/v1/chat/completions', body('later'));
       expect(later.status).toBe(200);
       expect((await later.json()).choices[0].message.content).toBe('later');
+      // 'first' never asked the model; 'second' may have (aborted then: STORE-PG-916).
+      expect(provider.requests.map(lastUser).filter((prompt) => prompt !== 'second')).toEqual(['later']);
     } finally {
       await app.close();
       await sql.close();
