@@ -26,6 +26,7 @@
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { releaseFreedMalloc } from './malloc-trim';
 
 const DEFAULT_GROWING_PERCENT = 30;
 
@@ -207,6 +208,8 @@ export interface IdleTrim {
  * screen then.
  *
  * `onQuiet` runs just before that trim: the service has SQLite hand back its page cache there.
+ * After it, glibc's `malloc_trim` hands back the pages malloc's arenas hold free
+ * (`releaseFreedMalloc`).
  *
  * `gc` comes from a context of its own (`--expose-gc` is on only while that context is made), so
  * no code of the process sees a global `gc`. Returns the stop function; a no-op when V8 refuses.
@@ -237,6 +240,9 @@ export function trimWhenIdle(everyMs = 10_000, onQuiet?: () => void): IdleTrim {
       // What the process releases when quiet is best effort.
     }
     collect(true);
+    // What that GC freed of malloc's memory (buffers' backing stores, V8's compiler zones) goes
+    // back too: glibc keeps it in its arenas otherwise (./malloc-trim.ts).
+    releaseFreedMalloc();
   }, everyMs);
   timer.unref();
   return Object.assign(() => clearInterval(timer), { now: () => collect(false) });

@@ -22,7 +22,8 @@
  * positive value sets the threshold).
  * @module
  */
-import { readFileSync } from 'node:fs';
+
+import { glibcLoaded } from './glibc';
 import { settingFromEnv } from './heap';
 
 const MMAP_THRESHOLD_KB = 128;
@@ -87,14 +88,5 @@ export function reexecWithTunedMalloc(
     proc.execve(proc.execPath, [proc.execPath, ...proc.execArgv, ...proc.argv.slice(1)], env);
   } catch {
     // The service runs untuned: the tuning only saves memory.
-  }
-}
-
-/** Whether glibc's libc is mapped into this process (a musl or static build maps none). */
-function glibcLoaded(): boolean {
-  try {
-    return /\/libc(\.so\.6|-2\.\d+\.so)$/m.test(readFileSync('/proc/self/maps', 'utf8'));
-  } catch {
-    return false;
   }
 }
