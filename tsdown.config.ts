@@ -101,8 +101,6 @@ export default defineConfig([
   {
     ...common,
     format: 'cjs',
-    // dist/preflight.cjs: what bin/svc.cjs runs before it loads the ESM bundle (src/surfaces/cli/preflight.ts).
-    entry: { ...common.entry, preflight: 'src/surfaces/cli/preflight.ts' },
     clean: false,
     shims: true,
     fixedExtension: true,

@@ -1,11 +1,10 @@
 // Cold start of the built binary against bare `node -e 0`, same environment, median of N runs.
 // Target (issue 17): the `svc` command (bin/svc.cjs) `--version` within 1.1x of `node -e 0`;
 // dist/main.js (the ESM bundle's entry, what tests spawn) is shown beside it.
-// Also `svc service start http` to its listening line, as it starts (on Node 22.15+ it runs again
-// with glibc's malloc tuned, src/util/malloc.ts) and with SVC_MALLOC_MMAP_THRESHOLD_KB=0 (not run
-// again): what the re-exec costs a service's start (BENCH_SERVICE_RUNS, default 9, each). Through
-// the `svc` command (bin/svc.cjs decides before the ESM bundle loads, dist/preflight.cjs) and
-// through dist/main.js (which decides after loading its entry).
+// Also `svc service start http` to its listening line, as it starts (it holds glibc's mmap
+// threshold through koffi, src/util/malloc.ts) and with SVC_MALLOC_MMAP_THRESHOLD_KB=0 (koffi not
+// loaded): what the tuning costs a service's start (BENCH_SERVICE_RUNS, default 9, each). Through
+// the `svc` command (bin/svc.cjs) and through dist/main.js.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -16,16 +16,6 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
     process.stderr.write(`svc: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;
   };
-  // `svc service start …` on Node 22.15+ may run itself again with glibc's malloc tuned
-  // (src/util/malloc.ts): decided here, before the ESM bundle loads (dist/preflight.cjs), so the
-  // image it replaces loads only that. dist/main.js makes the same check, done once a process.
-  if (typeof process.execve === 'function' && argv.includes('service')) {
-    try {
-      require(join(__dirname, '..', 'dist', 'preflight.cjs')).preflight(argv);
-    } catch {
-      // no CommonJS build next to this file: dist/main.js decides
-    }
-  }
   const { enableCompileCache } = require('node:module');
   let started = false;
   if (enableCompileCache) {

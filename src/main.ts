@@ -13,8 +13,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
-  // A service runs again with glibc's malloc tuned (util/malloc.ts), before anything else loads.
-  if (startsService(argv)) (await import('./util/malloc')).reexecWithTunedMalloc();
+  // A service holds glibc's mmap threshold (util/malloc.ts), before anything else loads.
+  if (startsService(argv)) (await import('./util/malloc')).holdMmapThreshold(process.env);
   // The TUI holds V8's young generation at its start size, set before anything loads (util/heap.ts).
   if (opensTui(argv)) (await import('./util/heap')).holdYoungGeneration(process.env);
   // A reader that goes away (`svc run --output stream-json | head`) is not an error: stop quietly.

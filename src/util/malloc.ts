@@ -8,85 +8,38 @@
  * every mapped block that is freed (up to 32 MB), so once V8's compilers have freed their large
  * zones (malloc'ed, ≈ 50 MB at the peak on Node 24 under the load), the blocks of that size come
  * from the arenas and stay there: on Node 24 the idle service kept ≈ 49 MB in malloc's arenas
- * (Node 20 ≈ 27). Held at 128 KB (`GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072`, which also
- * turns the raising off) the idle service fell from 140–142 to 117–154 MB (median 125) on Node 24,
- * from 101–102 to 93–94 on Node 22, at no CPU cost measured; 32 KB gave 106–108 MB on Node 24 but
- * ≈ 1 ms more CPU a compat request (docs/performance.md).
+ * (Node 20 ≈ 27). `mallopt(M_MMAP_THRESHOLD)` holds it at 128 KB (setting it also turns the raising
+ * off, as the `glibc.malloc.mmap_threshold` tunable does): with the quiet trim, the idle service
+ * on Node 20 92 → 82 MB; on Node 24 98, as with the tunable (96; koffi's own ≈ 2 MB) and 117–154
+ * before either (docs/performance.md).
  *
- * glibc reads its tunables when the process starts, so the service runs again with them:
- * `process.execve` (Node 22.15 and later) replaces the process image, same pid, before anything
- * else loads (≈ one more Node start-up, for `svc service start` only). The new process puts
- * GLIBC_TUNABLES back as it was, so the commands it spawns do not inherit it. Nothing is done on
- * Node 20 (no execve; its idle service is ≈ 95 MB), off glibc (musl ignores the variable), when
- * the operator set a malloc tunable of their own, or with SVC_MALLOC_MMAP_THRESHOLD_KB=0 (another
- * positive value sets the threshold).
+ * Set as a service starts, before the CLI loads (main.ts), through ./glibc.ts. Until 2026-12-05
+ * the service ran itself again with `GLIBC_TUNABLES` (`process.execve`, Node 22.15+ only, one more
+ * Node start); `mallopt` does the same in the running process, on every Node line. Nothing is done
+ * off Linux with glibc, when the operator's GLIBC_TUNABLES sets the threshold itself, or with
+ * SVC_MALLOC_MMAP_THRESHOLD_KB=0 (another positive value sets another threshold).
  * @module
  */
-
-import { glibcLoaded } from './glibc';
+import { type LibcBinding, libc, withLibc } from './glibc';
 import { settingFromEnv } from './heap';
 
 const MMAP_THRESHOLD_KB = 128;
-/** Set for the re-executed process: GLIBC_TUNABLES as it was before (empty: it was unset). */
-const BEFORE = 'SVC_GLIBC_TUNABLES_BEFORE';
+/** glibc's malloc.h. */
+const M_MMAP_THRESHOLD = -3;
 
-/** The environment to run again with, or undefined when there is nothing to tune. */
-export function tunedMallocEnv(
-  env: NodeJS.ProcessEnv,
-  hasGlibc: () => boolean,
-): NodeJS.ProcessEnv | undefined {
-  if (env[BEFORE] !== undefined) return undefined;
-  const own = env.GLIBC_TUNABLES ?? '';
-  if (own.includes('glibc.malloc.')) return undefined;
+/** The threshold to hold, bytes; undefined when svc leaves it alone. */
+export function mmapThresholdBytes(env: NodeJS.ProcessEnv): number | undefined {
+  if ((env.GLIBC_TUNABLES ?? '').includes('glibc.malloc.mmap_threshold')) return undefined;
   const kb = settingFromEnv(env.SVC_MALLOC_MMAP_THRESHOLD_KB, MMAP_THRESHOLD_KB);
-  if (kb === undefined || !hasGlibc()) return undefined;
-  const tunable = `glibc.malloc.mmap_threshold=${kb * 1024}`;
-  return { ...env, GLIBC_TUNABLES: own ? `${own}:${tunable}` : tunable, [BEFORE]: own };
+  return kb === undefined ? undefined : kb * 1024;
 }
 
-type Execve = (file: string, args: readonly string[], env: NodeJS.ProcessEnv) => never;
-
-export interface ReexecProcess {
-  env: NodeJS.ProcessEnv;
-  platform: NodeJS.Platform;
-  execPath: string;
-  execArgv: readonly string[];
-  argv: readonly string[];
-  execve?: Execve;
-}
-
-/**
- * Set on the process once `reexecWithTunedMalloc` has run in it: bin/svc.cjs calls it from the
- * CommonJS build (src/surfaces/cli/preflight.ts) and main.ts from the ESM bundle, two copies of this module;
- * without the mark the second would find GLIBC_TUNABLES put back and run the process again.
- */
-const DONE = Symbol.for('svc.malloc.reexecChecked');
-
-/**
- * Runs the process again with its malloc tuned (above), or, in the process that was run again,
- * puts GLIBC_TUNABLES back. Returns when there is nothing to do, the re-exec failed, or it has
- * run in this process before.
- */
-export function reexecWithTunedMalloc(
-  proc: ReexecProcess = process as unknown as ReexecProcess,
-  hasGlibc: () => boolean = glibcLoaded,
-): void {
-  const marked = proc as ReexecProcess & { [DONE]?: true };
-  if (marked[DONE]) return;
-  marked[DONE] = true;
-  const before = proc.env[BEFORE];
-  if (before !== undefined) {
-    if (before === '') delete proc.env.GLIBC_TUNABLES;
-    else proc.env.GLIBC_TUNABLES = before;
-    delete proc.env[BEFORE];
-    return;
-  }
-  if (typeof proc.execve !== 'function' || proc.platform !== 'linux') return;
-  const env = tunedMallocEnv(proc.env, hasGlibc);
-  if (!env) return;
-  try {
-    proc.execve(proc.execPath, [proc.execPath, ...proc.execArgv, ...proc.argv.slice(1)], env);
-  } catch {
-    // The service runs untuned: the tuning only saves memory.
-  }
+/** Holds glibc's mmap threshold (above) in this process; true when glibc took it. Never throws. */
+export function holdMmapThreshold(
+  env: NodeJS.ProcessEnv = process.env,
+  binding: () => LibcBinding = libc,
+): boolean {
+  const bytes = mmapThresholdBytes(env);
+  if (bytes === undefined) return false;
+  return withLibc(binding, (c) => c.mallopt(M_MMAP_THRESHOLD, bytes) === 1);
 }

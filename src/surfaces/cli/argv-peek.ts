@@ -2,7 +2,7 @@
  * What an argv runs, read before the CLI loads: whether it opens the terminal UI (`svc`,
  * `svc tui …`, `svc attach …`, after the root options) or starts a long-lived service
  * (`svc service start …`). The entry sets their process up first thing (the TUI's heap,
- * `holdYoungGeneration`; the service's malloc, `reexecWithTunedMalloc`). Only a guess for that
+ * `holdYoungGeneration`; the service's malloc, `holdMmapThreshold`). Only a guess for that
  * tuning: commander still parses the argv; a miss costs memory or a little CPU, never behaviour.
  * @module
  */
