@@ -10,8 +10,8 @@
  * from the arenas and stay there: on Node 24 the idle service kept ≈ 49 MB in malloc's arenas
  * (Node 20 ≈ 27). `mallopt(M_MMAP_THRESHOLD)` holds it at 128 KB (setting it also turns the raising
  * off, as the `glibc.malloc.mmap_threshold` tunable does): with the quiet trim, the idle service
- * on Node 20 92 → 82 MB; on Node 24 98, as with the tunable (96; koffi's own ≈ 2 MB) and 117–154
- * before either (docs/performance.md).
+ * on Node 20 91–92 → 81–82 MB; on Node 24 95–96, as with the tunable, and 140–142 before either
+ * (docs/performance.md).
  *
  * Set as a service starts, before the CLI loads (main.ts), through ./glibc.ts. Until 2026-12-05
  * the service ran itself again with `GLIBC_TUNABLES` (`process.execve`, Node 22.15+ only, one more
