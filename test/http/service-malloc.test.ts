@@ -22,14 +22,26 @@ const fs = require('node:fs');
 const note = (what) => fs.appendFileSync(process.env.IMAGES_LOG, process.pid + ' ' + what + '\\n');
 note('start');
 process.nextTick(() => note('tick'));
+// glibc's functions through koffi, bound on first use.
+let glibc;
+const libc = () => {
+  if (glibc) return glibc;
+  const koffi = require(${JSON.stringify(KOFFI)});
+  const lib = koffi.load('libc.so.6');
+  const fields = ['arena', 'ordblks', 'smblks', 'hblks', 'hblkhd', 'usmblks', 'fsmblks', 'uordblks', 'fordblks', 'keepcost'];
+  const info = koffi.struct(Object.fromEntries(fields.map((f) => [f, 'size_t'])));
+  glibc = {
+    malloc: lib.func('void *malloc(size_t)'),
+    memset: lib.func('void *memset(void *, int, size_t)'),
+    free: lib.func('void free(void *)'),
+    mallinfo2: lib.func('mallinfo2', info, []),
+  };
+  return glibc;
+};
 if (process.env.FRAGMENT === '1') {
   // ≈ 100 MB of 64 KB blocks, each followed by a live 1 KB one, then freed: holes in the arena
   // that only malloc_trim hands back.
-  const koffi = require(${JSON.stringify(KOFFI)});
-  const lib = koffi.load('libc.so.6');
-  const malloc = lib.func('void *malloc(size_t)');
-  const memset = lib.func('void *memset(void *, int, size_t)');
-  const free = lib.func('void free(void *)');
+  const { malloc, memset, free } = libc();
   const freed = [];
   globalThis.__kept = [];
   for (let i = 0; i < 1600; i++) {
@@ -39,13 +51,7 @@ if (process.env.FRAGMENT === '1') {
   for (const block of freed) free(block);
 }
 process.on('exit', () => {
-  const koffi = require(${JSON.stringify(KOFFI)});
-  const fields = ['arena', 'ordblks', 'smblks', 'hblks', 'hblkhd', 'usmblks', 'fsmblks', 'uordblks', 'fordblks', 'keepcost'];
-  const info = koffi.struct(Object.fromEntries(fields.map((f) => [f, 'size_t'])));
-  const lib = koffi.load('libc.so.6');
-  const mallinfo2 = lib.func('mallinfo2', info, []);
-  const malloc = lib.func('void *malloc(size_t)');
-  const free = lib.func('void free(void *)');
+  const { malloc, free, mallinfo2 } = libc();
   free(malloc(4 * 1024 * 1024));
   const before = Number(mallinfo2().hblks);
   const blocks = Array.from({ length: 40 }, () => malloc(256 * 1024));
