@@ -72,13 +72,10 @@ describe('capYoungGeneration', () => {
     let window: object[] = [];
     let largest = 0;
     try {
-      // The turns keep ≈ 100k small objects alive across collections (what makes V8 grow it),
-      // each yielding so the GC observer runs, as it does between a service's requests. A turn
-      // allocates ≈ 200 KB, less than the young generation, so that it sees one scavenge at most:
-      // with 20,000 objects a turn (≈ 2 MB) a turn under CI load saw the young generation shrunk,
-      // then grown three times (1 → 8 MB) before the observer heard of the first growth.
-      for (let i = 0; i < 1_500; i++) {
-        await turn(2_000, window);
+      // Each turn keeps ≈ 100k small objects alive across collections (what makes V8 grow it),
+      // then yields so the GC observer runs, as it does between a service's requests.
+      for (let i = 0; i < 150; i++) {
+        await turn(20_000, window);
         if (window.length > 100_000) window = window.slice(50_000);
         largest = Math.max(largest, youngBytes());
       }
