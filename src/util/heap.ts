@@ -127,33 +127,44 @@ export interface YoungGenerationCap {
  * with 24 GiB it lets each grow to 64 MB (Node 20 and 22: 16), and under 200 concurrent compat
  * requests the service's peak RSS was 227–241 MB against 136–144 on Node 20 and 22. The maximum
  * is fixed before any JS runs (`--max-semi-space-size` set here changes nothing), but the growth
- * factor is read at every growth: once the young generation is at the cap (checked at the call and
- * after each GC), growth stops (factor 1; Node 24 grows it in steps that need not be doublings, so
- * one growth from below may still end up to ≈ 2x past the cap); below it again (V8 shrinks it
- * after a quiet spell) it is V8's 2 again. The observer runs once a GC (≈ 15–50 a thousand compat requests). An operator's own `--max-semi-space-size`
- * or `--semi-space-growth-factor` (NODE_OPTIONS) wins: then nothing is set.
- * SVC_MAX_SEMI_SPACE_MB overrides the cap, 0 leaves V8's default.
+ * factor is read at every growth. So growth stops (factor 1) once one more growth would take a
+ * semi-space past the cap, and is V8's 2 again once it fits (V8 shrinks the young generation
+ * after a quiet spell), checked at the call and after each GC. Checking before the step rather
+ * than at the cap leaves room for the GC observer's lag: it hears of a GC a turn later, and by
+ * then V8 may have grown the space once more.
+ *
+ * What is compared is a semi-space's capacity (the new space's used plus available bytes), not
+ * its committed size: V8 commits the second semi-space only for a scavenge and uncommits it after
+ * some, so the committed size halves and doubles with no growth at all, and a check on it let the
+ * growth go again at every halving (Node 24 then reached the 32 MB it was held from).
+ *
+ * Not held by this: Node 24's V8 (`--separate-gc-phases`, on there) runs no scavenge while a full
+ * GC marks and hands the young generation pages beyond its capacity meanwhile; they go back at
+ * the next scavenge. The more the marking is slowed (a loaded box), the more it takes: 5–8 MB
+ * in a test on a box with 3 busy cores, 32 MB once in CI.
+ *
+ * The observer runs once a GC (≈ 15–50 a thousand compat requests). An operator's own
+ * `--max-semi-space-size` or `--semi-space-growth-factor` (NODE_OPTIONS) wins: then nothing is
+ * set. SVC_MAX_SEMI_SPACE_MB overrides the cap, 0 leaves V8's default.
  */
 export function capYoungGeneration(
   env: NodeJS.ProcessEnv = process.env,
   execArgv: readonly string[] = process.execArgv,
   setFlags: (flags: string) => void = setFlagsFromString,
-  youngBytes: () => number = newSpaceBytes,
+  semiSpaceBytes: () => number = semiSpaceCapacity,
 ): YoungGenerationCap | undefined {
   if (operatorPassed(OWN_YOUNG_FLAGS, env, execArgv)) return undefined;
   const capMb = settingFromEnv(env.SVC_MAX_SEMI_SPACE_MB, SERVICE_SEMI_SPACE_MB);
   if (capMb === undefined) return undefined;
-  // Both semi-spaces: what V8 reports as the new space's size.
-  const capBytes = 2 * capMb * 1024 * 1024;
+  const capBytes = capMb * 1024 * 1024;
   let holding = false;
   const hold = (on: boolean) => {
     if (on === holding) return;
     holding = on;
     setFlags(`--semi-space-growth-factor=${on ? 1 : V8_GROWTH_FACTOR}`);
   };
-  const check = () => hold(youngBytes() >= capBytes);
-  // Now too: the observer hears of a GC a turn after it, and a young generation at the cap already
-  // (start-up grew it) would grow past it in the next one.
+  const check = () => hold(V8_GROWTH_FACTOR * semiSpaceBytes() > capBytes);
+  // Now too: start-up may have grown it next to the cap already.
   check();
   const observer = new PerformanceObserver(check);
   observer.observe({ entryTypes: ['gc'] });
@@ -166,8 +177,10 @@ export function capYoungGeneration(
   };
 }
 
-function newSpaceBytes(): number {
-  for (const space of getHeapSpaceStatistics()) if (space.space_name === 'new_space') return space.space_size;
+/** A semi-space's capacity: what the new space holds and can still take before a scavenge. */
+export function semiSpaceCapacity(): number {
+  for (const space of getHeapSpaceStatistics())
+    if (space.space_name === 'new_space') return space.space_used_size + space.space_available_size;
   return 0;
 }
 
