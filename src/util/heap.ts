@@ -136,12 +136,12 @@ export interface YoungGenerationCap {
  * What is compared is a semi-space's capacity (the new space's used plus available bytes), not
  * its committed size: V8 commits the second semi-space only for a scavenge and uncommits it after
  * some, so the committed size halves and doubles with no growth at all, and a check on it let the
- * growth go again at every halving (Node 24 then reached the 32 MB it was held from).
+ * growth go again at every halving.
  *
  * Not held by this: Node 24's V8 (`--separate-gc-phases`, on there) runs no scavenge while a full
  * GC marks and hands the young generation pages beyond its capacity meanwhile; they go back at
  * the next scavenge. The more the marking is slowed (a loaded box), the more it takes: 5–8 MB
- * in a test on a box with 3 busy cores, 32 MB once in CI.
+ * in a test on a box with 3 busy cores; the likeliest source of the 32 MB a CI run once saw.
  *
  * The observer runs once a GC (≈ 15–50 a thousand compat requests). An operator's own
  * `--max-semi-space-size` or `--semi-space-growth-factor` (NODE_OPTIONS) wins: then nothing is
