@@ -2,7 +2,8 @@
  * glibc's malloc functions svc calls in its long-lived processes (./malloc.ts holds the mmap
  * threshold, ./malloc-trim.ts hands free pages back): Node has no API for them, so they are called
  * through koffi, a C FFI whose npm packages carry its prebuilt binaries (no compiler, no download).
- * koffi loads on first use only (≈ 15–25 ms, ≈ 2 MB of RSS): a service's start, its quiet trim.
+ * koffi loads on first use only (≈ 15–25 ms, ≈ 2 MB of RSS): a service's start, the TUI's once its
+ * first frame is up, else a quiet trim.
  * @module
  */
 import { readFileSync } from 'node:fs';

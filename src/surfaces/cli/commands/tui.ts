@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { dropUserTimingEntries, trimWhenIdle, tuneHeapForLongRunning } from '../../../util/heap';
+import { holdMmapThreshold } from '../../../util/malloc';
 import { withProductionReact } from '../../tui/production-react';
 import type { CliContext, CliRegistrar } from '../context';
 
@@ -59,8 +60,13 @@ async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
     selfCommand: selfCommand(),
     checkpoints: app.config.tui.checkpoint_prompts,
     // One GC once started: the start-up's garbage goes, and V8 sizes the old generation from what
-    // is live (it grew to ≈ 58 MB before its first full GC otherwise); one after every run.
-    onStarted: trim.now,
+    // is live (it grew to ≈ 58 MB before its first full GC otherwise); one after every run. Then
+    // glibc's mmap threshold held as the service holds it (util/malloc.ts): after the first frame,
+    // so koffi's load (≈ 15–25 ms) is not in the TUI's start.
+    onStarted: () => {
+      trim.now();
+      holdMmapThreshold(io.env);
+    },
     onRunEnd: trim.now,
   });
 }
