@@ -14,7 +14,8 @@ import { join, resolve } from 'node:path';
 import { stringify } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
-import { hasTmux, STEP_MS, svcInTmux } from '../helpers/tmux';
+import { STEP_MS, svcInTmux } from '../helpers/tmux';
+import { until } from '../helpers/until';
 
 const KOFFI = resolve(__dirname, '../../node_modules/koffi');
 
@@ -61,11 +62,11 @@ async function probed(env: Record<string, string>, held: boolean): Promise<numbe
   expect(pid).toBeGreaterThan(0);
   if (held) {
     // koffi loads in the TUI only to hold the threshold (the quiet trim comes after 10 s idle).
-    const start = Date.now();
-    while (!readFileSync(`/proc/${pid}/maps`, 'utf8').includes('koffi')) {
-      if (Date.now() - start > STEP_MS) throw new Error('koffi never loaded in the TUI');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await until(
+      () => readFileSync(`/proc/${pid}/maps`, 'utf8').includes('koffi'),
+      'koffi in the TUI',
+      STEP_MS,
+    );
   }
   t.type('', 'C-c');
   await t.until((s) => s.includes('press ctrl+c again'), 'the quit hint');
@@ -77,20 +78,17 @@ async function probed(env: Record<string, string>, held: boolean): Promise<numbe
   return Number(mapped);
 }
 
-describe.runIf(process.platform === 'linux' && hasTmux)(
-  'the TUI with glibc malloc’s mmap threshold held',
-  () => {
-    it('COMPAT-PERF-513: once the TUI has started, 256 KB blocks are mapped one by one though a 4 MB block was freed', {
-      timeout: 3 * STEP_MS,
-    }, async () => {
-      // All 200 less those malloc found room for in its arenas' free chunks (≈ 10 here).
-      expect(await probed({}, true)).toBeGreaterThanOrEqual(150);
-    });
+describe.runIf(process.platform === 'linux')('the TUI with glibc malloc’s mmap threshold held', () => {
+  it('COMPAT-PERF-513: once the TUI has started, 256 KB blocks are mapped one by one though a 4 MB block was freed', {
+    timeout: 3 * STEP_MS,
+  }, async () => {
+    // All 200 less those malloc found room for in its arenas' free chunks (≈ 10 here).
+    expect(await probed({}, true)).toBeGreaterThanOrEqual(150);
+  });
 
-    it("COMPAT-PERF-514: SVC_MALLOC_MMAP_THRESHOLD_KB=0 leaves glibc's own threshold (raised by the freed block)", {
-      timeout: 3 * STEP_MS,
-    }, async () => {
-      expect(await probed({ SVC_MALLOC_MMAP_THRESHOLD_KB: '0' }, false)).toBe(0);
-    });
-  },
-);
+  it("COMPAT-PERF-514: SVC_MALLOC_MMAP_THRESHOLD_KB=0 leaves glibc's own threshold (raised by the freed block)", {
+    timeout: 3 * STEP_MS,
+  }, async () => {
+    expect(await probed({ SVC_MALLOC_MMAP_THRESHOLD_KB: '0' }, false)).toBe(0);
+  });
+});
