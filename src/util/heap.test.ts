@@ -6,9 +6,9 @@ import {
   holdYoungGeneration,
   isolatedGc,
   memoryReducingGc,
-  skipMaglev,
   trimWhenIdle,
   tuneHeapForLongRunning,
+  tuneMaglev,
 } from './heap';
 
 describe('tuneHeapForLongRunning', () => {
@@ -35,29 +35,35 @@ describe('tuneHeapForLongRunning', () => {
   });
 });
 
-describe('skipMaglev', () => {
-  it('COMPAT-PERF-504: the service turns Maglev off unless SVC_MAGLEV=1 or the operator passed a Maglev flag of their own', () => {
-    const set = (env: NodeJS.ProcessEnv, execArgv: string[] = []) => {
+describe('tuneMaglev', () => {
+  it('COMPAT-PERF-504: the service keeps Maglev with its jobs destroyed on the main thread; SVC_MAGLEV=0 turns it off, SVC_MAGLEV=1 or an operator flag of their own leaves V8 as it is', () => {
+    const set = (env: NodeJS.ProcessEnv, execArgv: string[] = [], hasDestroyFlag = true) => {
       const flags: string[] = [];
-      const skipped = skipMaglev(env, execArgv, (f) => flags.push(f));
-      expect(skipped).toBe(flags.length > 0);
-      return flags;
+      const result = tuneMaglev(env, execArgv, (f) => flags.push(f), hasDestroyFlag);
+      expect(result === 'none').toBe(flags.length === 0);
+      return [result, ...flags];
     };
-    expect(set({})).toEqual(['--no-maglev']);
-    expect(set({ SVC_MAGLEV: '' })).toEqual(['--no-maglev']);
-    expect(set({ SVC_MAGLEV: '0' })).toEqual(['--no-maglev']);
-    expect(set({ SVC_MAGLEV: '1' })).toEqual([]);
+    expect(set({})).toEqual(['maglev-on-main', '--no-maglev-destroy-on-background']);
+    expect(set({ SVC_MAGLEV: '' })).toEqual(['maglev-on-main', '--no-maglev-destroy-on-background']);
+    expect(set({ SVC_MAGLEV: '0' })).toEqual(['off', '--no-maglev']);
+    expect(set({ SVC_MAGLEV: '1' })).toEqual(['none']);
+    // Node 20's V8 has neither Maglev nor the flag (it would print "unrecognized flag"): nothing.
+    expect(set({}, [], false)).toEqual(['none']);
+    expect(set({ SVC_MAGLEV: '0' }, [], false)).toEqual(['off', '--no-maglev']);
     // The operator's own flag wins, on the command line or in NODE_OPTIONS, either spelling.
-    expect(set({}, ['--maglev'])).toEqual([]);
-    expect(set({}, ['--no_maglev'])).toEqual([]);
-    expect(set({ NODE_OPTIONS: '--max-old-space-size=512 --maglev' })).toEqual([]);
-    expect(set({ NODE_OPTIONS: '--no-maglev' })).toEqual([]);
+    expect(set({}, ['--maglev'])).toEqual(['none']);
+    expect(set({ SVC_MAGLEV: '0' }, ['--no_maglev'])).toEqual(['none']);
+    expect(set({ NODE_OPTIONS: '--max-old-space-size=512 --maglev' })).toEqual(['none']);
+    expect(set({ NODE_OPTIONS: '--no-maglev' })).toEqual(['none']);
     // Maglev's other flags are not a choice about Maglev itself.
-    expect(set({}, ['--maglev-inlining'])).toEqual(['--no-maglev']);
-    expect(set({ NODE_OPTIONS: '--concurrent-maglev-max-threads=1' })).toEqual(['--no-maglev']);
+    expect(set({}, ['--maglev-inlining'])).toEqual(['maglev-on-main', '--no-maglev-destroy-on-background']);
+    expect(set({ SVC_MAGLEV: '0', NODE_OPTIONS: '--concurrent-maglev-max-threads=1' })).toEqual([
+      'off',
+      '--no-maglev',
+    ]);
   });
 
-  it('COMPAT-PERF-505: V8 takes --no-maglev in a running process: hot code is optimized by TurboFan alone', () => {
+  it('COMPAT-PERF-505: V8 takes --no-maglev in a running process: hot code is optimized by TurboFan alone; with --no-maglev-destroy-on-background Maglev still optimizes it', () => {
     // In a child, so this process's JIT is left alone. The tiers a hot function passes through are
     // sampled with V8's %GetOptimizationStatus: bit 5 is "Maglev code", bit 6 "TurboFan code".
     const tiers = (flags: string, nodeArgs: string[] = []) => {
@@ -93,7 +99,11 @@ describe('skipMaglev', () => {
     });
     // Node 24's V8 (13) tiers this function up through Maglev when the flag is not set: the check
     // above sees the difference there. Node 22's goes straight to TurboFan; Node 20 has no Maglev.
-    if (Number(process.versions.v8.split('.')[0]) >= 13) expect(tiers('').maglev).toBe(true);
+    if (Number(process.versions.v8.split('.')[0]) >= 13) {
+      expect(tiers('').maglev).toBe(true);
+      // The service's default: Maglev kept, its finished jobs destroyed on the main thread.
+      expect(tiers('--no-maglev-destroy-on-background').maglev).toBe(true);
+    }
   });
 });
 

@@ -79,32 +79,42 @@ function operatorPassed(flag: RegExp, env: NodeJS.ProcessEnv, execArgv: readonly
 /** An operator's own Maglev flag (NODE_OPTIONS or the command line): then svc sets none. */
 const OWN_MAGLEV_FLAG = /--(no[-_])?maglev\b(?![-_])/;
 
+/** V8 12 and later (Node 22, 24) have `--maglev-destroy-on-background`; V8 11 (Node 20) rejects it. */
+const HAS_MAGLEV_DESTROY_FLAG = Number(process.versions.v8.split('.')[0]) >= 12;
+
 /**
- * The service's JIT without Maglev, V8's mid-tier optimizing compiler (issue 17, item 4: an idle
- * service ≤ 120 MB a minute after 1,000 compat requests). On by default in Node 24 (Node 22.x ships
- * it off, Node 20's V8 has it off), Maglev optimizes a function after 400 calls, on V8's worker
- * threads, in zones malloc'ed there; the request's path is a few hundred functions called about
- * once a request, so the first 1,000 requests compile most of them, and the worker threads'
- * malloc arenas keep what those zones freed (V8's `malloced_memory` peaked at 48–51 MB under the
- * load with it, 26 without; no GC hands that back). Without it a function stays in the baseline
- * tiers until TurboFan takes it (3,000 calls, as with Maglev). On Node 24 (alternating pairs,
- * 4 of the memory bench and 6 of the compat bench; docs/performance.md): idle 113–143 → 99–107 MB, peak under 200 at once 162–194 → 142–153; for
- * ≈ 0.25 ms more CPU a compat request (3.65 → 3.92 ms, once warm 2.99 → 3.21) and p50 added
- * latency at 200 at once 202 → 274 ms. The flag is read each time V8 decides to tier a function
- * up, so setting it once the process runs takes effect for everything optimized after.
- * An operator's own `--maglev` or `--no-maglev` (NODE_OPTIONS or the command line) wins;
- * SVC_MAGLEV=1 keeps Maglev (more throughput warming up, ≈ 20–40 MB more RSS). Returns whether
- * it was turned off.
+ * How the service runs V8's Maglev, its mid-tier optimizing compiler (issue 17, items 3–4). On by
+ * default in Node 24 (Node 22.x ships it off, Node 20's V8 has none), Maglev optimizes a function
+ * after 400 calls on V8's worker threads, in zones malloc'ed there; a compat request's path is a
+ * few hundred functions called about once a request, so the first 1,000 requests compile most of
+ * them, and by default V8 also destroys each finished job (its zone) on a worker thread, where the
+ * thread's malloc arena keeps what it freed: the service's peak RSS under 200 requests at once
+ * went 143–153 MB without Maglev to 166–200 with it. Destroyed on the main thread instead
+ * (`--no-maglev-destroy-on-background`), the zones go back to the arena the next job's are taken
+ * from: peak 152–162, and Maglev's CPU kept (Node 24, alternating pairs, docs/performance.md): a
+ * compat request 3.06–3.95 ms against 3.10–4.31 without Maglev, p50 added latency at 200 at once
+ * 180–278 against 236–307. So by default svc keeps Maglev and sets that flag (V8 reads it as each
+ * job finishes, so setting it once the process runs takes effect for every job after). Returns
+ * what it set: `maglev-on-main` (that flag), `off` (`--no-maglev`, SVC_MAGLEV=0: the least memory,
+ * the most CPU while warming up) or `none` (SVC_MAGLEV=1 keeps V8's own behaviour; an operator's
+ * own `--maglev` or `--no-maglev` in NODE_OPTIONS or on the command line; Node 20, which has no
+ * Maglev).
  */
-export function skipMaglev(
+export function tuneMaglev(
   env: NodeJS.ProcessEnv = process.env,
   execArgv: readonly string[] = process.execArgv,
   setFlags: (flags: string) => void = setFlagsFromString,
-): boolean {
-  if (env.SVC_MAGLEV === '1') return false;
-  if (operatorPassed(OWN_MAGLEV_FLAG, env, execArgv)) return false;
-  setFlags('--no-maglev');
-  return true;
+  hasDestroyFlag: boolean = HAS_MAGLEV_DESTROY_FLAG,
+): 'maglev-on-main' | 'off' | 'none' {
+  if (env.SVC_MAGLEV === '1') return 'none';
+  if (operatorPassed(OWN_MAGLEV_FLAG, env, execArgv)) return 'none';
+  if (env.SVC_MAGLEV === '0') {
+    setFlags('--no-maglev');
+    return 'off';
+  }
+  if (!hasDestroyFlag) return 'none';
+  setFlags('--no-maglev-destroy-on-background');
+  return 'maglev-on-main';
 }
 
 /** The service's largest semi-space, MB: Node 20's default cap (p-gcyoung measured 8, 16, 32 there). */

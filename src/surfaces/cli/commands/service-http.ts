@@ -10,7 +10,7 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { SvcError } from '../../../errors';
-import { capYoungGeneration, skipMaglev, trimWhenIdle, tuneHeapForLongRunning } from '../../../util/heap';
+import { capYoungGeneration, trimWhenIdle, tuneHeapForLongRunning, tuneMaglev } from '../../../util/heap';
 import type { CliContext, CliRegistrar } from '../context';
 import { ensureCommand } from '../tool-commands';
 
@@ -79,7 +79,7 @@ export async function runServer(
   // built (a wrong URL is the error shown at start) and serves from it; svc.db is never opened.
   ctx.keepAlive = true;
   tuneHeapForLongRunning(ctx.io.env);
-  skipMaglev(ctx.io.env);
+  tuneMaglev(ctx.io.env);
   const youngCap = capYoungGeneration(ctx.io.env);
   // When quiet, SQLite's page cache (up to 4 MB a connection: `cache_size` in src/store/db.ts;
   // filled a little more by every request as the database grows) goes back too: `shrink_memory`
