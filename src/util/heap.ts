@@ -28,6 +28,9 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { releaseFreedMalloc } from './malloc-trim';
 
+/** This process's V8 major version: 11 on Node 20, 12 on Node 22, 13 on Node 24. */
+const V8_MAJOR = Number(process.versions.v8.split('.')[0]);
+
 const DEFAULT_GROWING_PERCENT = 30;
 
 /**
@@ -80,7 +83,7 @@ function operatorPassed(flag: RegExp, env: NodeJS.ProcessEnv, execArgv: readonly
 const OWN_MAGLEV_FLAG = /--(no[-_])?maglev\b(?![-_])/;
 
 /** V8 12 and later (Node 22, 24) have `--maglev-destroy-on-background`; V8 11 (Node 20) rejects it. */
-const HAS_MAGLEV_DESTROY_FLAG = Number(process.versions.v8.split('.')[0]) >= 12;
+const HAS_MAGLEV_DESTROY_FLAG = V8_MAJOR >= 12;
 
 /**
  * How the service runs V8's Maglev, its mid-tier optimizing compiler (issue 17, items 3–4). On by
@@ -282,7 +285,7 @@ export interface GcOptions {
 export type Gc = (options?: GcOptions) => void;
 
 /** V8 12 and later (Node 22, 24): `gc` takes `flavor`, and a full GC's freed pages are pooled. */
-const POOLS_FREED_PAGES = Number(process.versions.v8.split('.')[0]) >= 12;
+const POOLS_FREED_PAGES = V8_MAJOR >= 12;
 
 /**
  * One full GC that moves the live objects of the old generation together and hands the freed
