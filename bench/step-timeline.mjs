@@ -8,7 +8,10 @@
 // and one step's timeline. Firm: the order and which statements lie in the gap; the times are
 // this box's (noisy when loaded). A step with no start statement (p-heldstep: a lone read-only
 // call's start in its step end) has its start columns empty (NaN, left out of the medians).
-// BENCH_SVC_BIN runs another build.
+// The gap is split at svc's own marks (Node's `http.client.response.finish` and
+// `http.client.request.start`): the answer's end reaching svc, svc's work to the next request, and
+// that request reaching the server. BENCH_TIMELINE_STORE=sqlite runs the same on SQLite (the split
+// rows only), for a side-by-side reading. BENCH_SVC_BIN runs another build.
 // `node bench/step-timeline.mjs`; not part of `npm run bench`.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -58,15 +61,17 @@ pg.Client.prototype.query = function (...args) {
 `,
 );
 
-const pg = await startPostgres();
-process.env.BENCH_STORE_URL = await pg.createDatabase('svc_step_timeline');
+// BENCH_TIMELINE_STORE=sqlite: the same run on SQLite, for the gap's split beside PostgreSQL's.
+const onPg = process.env.BENCH_TIMELINE_STORE !== 'sqlite';
+const pg = onPg ? await startPostgres() : undefined;
+if (pg) process.env.BENCH_STORE_URL = await pg.createDatabase('svc_step_timeline');
 process.env.BENCH_LOOP_TRACE = serverLog;
 process.env.BENCH_NODE_ARGS = `${process.env.BENCH_NODE_ARGS ?? ''} --import ${hook}`;
 const { runOnce } = await import('./agent-loop.bench.mjs');
 try {
   await runOnce('all');
 } finally {
-  pg.stop?.();
+  pg?.stop?.();
 }
 
 const events = [readFileSync(svcLog, 'utf8'), readFileSync(serverLog, 'utf8')]
@@ -120,15 +125,25 @@ for (const [step, answer] of responses) {
   const start = found ?? none;
   const first = found ?? end;
   const previous = end && all.findLast((s) => isEnd(s) && s.sent < first.sent);
-  if (!end || !previous) continue;
-  const heard = heardMarks.find((mark) => mark.at >= answer - 1 && mark.at < first.sent);
+  const heard = heardMarks.find((mark) => mark.at >= answer - 1 && mark.at < (first?.sent ?? next));
   const asked = askedMarks.findLast((mark) => mark.at < next);
+  const split = {
+    'gap (answer ended → next request arrived)': next - answer,
+    '  answer ended → svc read it': heard ? heard.at - answer : Number.NaN,
+    '  svc read it → request made': heard && asked ? asked.at - heard.at : Number.NaN,
+    '  request made → arrived (at the server)': asked ? next - asked.at : Number.NaN,
+    '  svc waiting in it (answer read → request made)': heard && asked ? asked.wait - heard.wait : Number.NaN,
+  };
+  if (!onPg) {
+    rows.push(split);
+    continue;
+  }
+  if (!end || !previous) continue;
   const others = all.filter(
     (s) => s.sent > answer && s.sent < next && s !== start && s !== end && s !== previous,
   );
   rows.push({
-    'gap (answer ended → next request arrived)': next - answer,
-    '  svc waiting in it (answer read → request made)': heard && asked ? asked.wait - heard.wait : Number.NaN,
+    ...split,
     'steps with a start statement (share)': found ? 1 : 0,
     'answer ended → first statement sent (start, else end)': first.sent - answer,
     '  the previous step end in flight in it': Math.max(0, Math.min(previous.answered, first.sent) - answer),
@@ -154,14 +169,18 @@ const median = (values) => {
   const known = values.filter(Number.isFinite).sort((a, b) => a - b);
   return known[Math.floor(known.length / 2)] ?? Number.NaN;
 };
-console.log(`${rows.length} steady steps; medians (ms), shares and means as said:`);
+const mean = (values) => {
+  const known = values.filter(Number.isFinite);
+  return known.reduce((a, b) => a + b, 0) / known.length;
+};
+console.log(`${rows.length} steady steps; medians (means) in ms, shares and means as said:`);
 for (const key of Object.keys(rows[0] ?? {})) {
   const values = rows.map((row) => row[key]);
   const shown =
     key.includes('share') || key.includes('mean')
       ? (values.reduce((a, b) => a + b, 0) / values.length).toFixed(2)
-      : median(values).toFixed(3);
-  console.log(`  ${shown.padStart(8)}  ${key}`);
+      : `${median(values).toFixed(3)} (${mean(values).toFixed(3)})`;
+  console.log(`  ${shown.padStart(16)}  ${key}`);
 }
 if (sample) {
   const { step, answer } = sample;
