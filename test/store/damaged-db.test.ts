@@ -146,6 +146,14 @@ describe('a svc.db svc cannot use', () => {
     expect(text.stdout).toContain('✓ database   ');
     expect(text.stdout).toContain('integrity ok');
     expect(text.stdout).toContain('✓ sandbox    active (mode auto)');
+    // The runtime's line: ok or a warning (Node 20 is past its end of life), never an error.
+    expect(text.stdout).toMatch(
+      new RegExp(`\n {2}[✓!] node {7}Node ${process.versions.node.replaceAll('.', '\\.')}`),
+    );
+    expect(result.json.checks.at(-1)).toMatchObject({
+      name: 'node',
+      status: expect.stringMatching(/^(ok|warn)$/),
+    });
   });
 
   it('svc doctor finds a damaged page and a file that is no database, exits 1, writes nothing', async () => {

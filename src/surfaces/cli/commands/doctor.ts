@@ -1,7 +1,8 @@
 /**
  * `svc doctor`: is this installation sound? The data directory (there, writable), svc.db (an
  * SQLite database that passes `PRAGMA integrity_check`, opened read-only so nothing is written),
- * and the command sandbox (active, fallback or off, why, and the install command). Each check is
+ * the command sandbox (active, fallback or off, why, and the install command) and the Node.js
+ * runtime (a supported line, not past its end of life: ./node-runtime.ts). Each check is
  * ok, warn or error with what to do; exit 1 when any is an error. `--json` prints the report.
  * `--store` checks the store instead (issue 18): SQLite's file and schema version, or PostgreSQL's
  * reachability, round trip, server version, schema version and role (primary, or standby and lag).
@@ -12,6 +13,7 @@ import type { SandboxStatus } from '../../../sandbox/sandbox';
 import { checkDatabase, type DatabaseCheck } from '../../../store/integrity';
 import { checkStore, type StoreCheck } from '../../../store/store-check';
 import type { CliRegistrar } from '../context';
+import { nodeRuntimeCheck } from './node-runtime';
 
 interface DoctorCheck {
   name: string;
@@ -32,7 +34,9 @@ export interface DoctorReport {
 export const registerDoctor: CliRegistrar = (program, ctx) => {
   program
     .command('doctor')
-    .description("check the data directory, svc.db's integrity (read-only) and the command sandbox")
+    .description(
+      "check the data directory, svc.db's integrity (read-only), the command sandbox and the Node.js runtime",
+    )
     .option('--json', 'print the report as JSON')
     .option('--store', 'check the store instead: SQLite file, or PostgreSQL connectivity, schema and lag')
     .action(async (opts: { json?: boolean; store?: boolean }) => {
@@ -47,7 +51,12 @@ export const registerDoctor: CliRegistrar = (program, ctx) => {
       }
       const database = checkDatabase(app.dataDir);
       const sandbox = app.sandbox.status();
-      const checks = [dataDirCheck(app.dataDir), databaseCheck(database), sandboxCheck(sandbox)];
+      const checks = [
+        dataDirCheck(app.dataDir),
+        databaseCheck(database),
+        sandboxCheck(sandbox),
+        nodeRuntimeCheck(process.versions.node, new Date()),
+      ];
       const report: DoctorReport = {
         ok: !checks.some((c) => c.status === 'error'),
         data_dir: app.dataDir,
