@@ -68,9 +68,25 @@ function readCache(file, key) {
   }
 }
 
+/**
+ * `mkdir -p` of `dir` that ends (src/util/make-dirs.ts says why: Node's recursive mkdir never
+ * returns under `/proc`, e.g. with XDG_CACHE_HOME there, and this runs as the process exits).
+ */
+function makeDirs(dir) {
+  try {
+    fs.mkdirSync(dir);
+    return;
+  } catch (error) {
+    if (error.code === 'EEXIST' && fs.statSync(dir).isDirectory()) return;
+    if (error.code !== 'ENOENT' || path.dirname(dir) === dir) throw error;
+  }
+  makeDirs(path.dirname(dir));
+  fs.mkdirSync(dir);
+}
+
 function writeCaches(fresh, dir, distDir) {
   try {
-    fs.mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
   } catch {
     return;
   }

@@ -3,7 +3,8 @@
  * The size and placement rules of docs/architecture.md that dependency-cruiser cannot see:
  * - no source file over 500 lines, no function over 150 lines (src/, tests excluded);
  * - no SQL outside a repository file (`*-repository.ts`, `*queries.ts`, `*store.ts`) or src/store/;
- * - no `as unknown as` in src/app.ts (createApp wires without placeholders or casts).
+ * - no `as unknown as` in src/app.ts (createApp wires without placeholders or casts);
+ * - no recursive `mkdir`/`mkdirSync` (it spins forever under /proc): src/util/make-dirs.ts.
  * Prints every violation and exits 1 when there is one. Run: npm run check:arch
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -75,6 +76,12 @@ for (const path of sourceFiles(join(ROOT, 'src'))) {
     ts.forEachChild(node, visit);
   };
   visit(source);
+  // Node's recursive mkdir never returns under /proc (src/util/make-dirs.ts): makeDirs instead.
+  if (file !== 'src/util/make-dirs.ts' && /\bmkdir(Sync)?\([^;]*recursive:\s*true/.test(text)) {
+    problems.push(
+      `${file}: a recursive mkdir (it spins forever under /proc): use makeDirs (src/util/make-dirs.ts)`,
+    );
+  }
   if (file === 'src/app.ts' && text.includes('as unknown as')) {
     problems.push('src/app.ts: `as unknown as` (createApp wires without placeholders or casts)');
   }
@@ -92,4 +99,6 @@ if (problems.length) {
   console.error(`\n${problems.length} architecture problem(s); see docs/architecture.md`);
   process.exit(1);
 }
-console.log('architecture: file and function sizes, SQL placement and app.ts wiring are within the rules');
+console.log(
+  'architecture: file and function sizes, SQL placement, app.ts wiring and directory creation are within the rules',
+);

@@ -3,9 +3,10 @@
  * the TUI own it.
  * @module
  */
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Redactor } from './redact';
+import { makeDirs } from './util/make-dirs';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -145,7 +146,7 @@ export function createFileLogger(file: string, options: FileLoggerOptions = {}):
   const opened = () => {
     if (size === undefined) {
       options.prepare?.();
-      mkdirSync(dirname(file), { recursive: true });
+      makeDirs(dirname(file));
       size = sizeOf(file);
     }
     return size;

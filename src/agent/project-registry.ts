@@ -5,8 +5,9 @@
  * a reason to fail a run.
  * @module
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeDirs } from '../util/make-dirs';
 import type { AgentHost } from './deps';
 import { findRepoRoot } from './environment';
 
@@ -114,7 +115,7 @@ function writeProject(app: AgentHost, runs: number): void {
         };
     const projects = [entry, ...registry.projects.filter((p) => p.path !== app.workspace)];
     const dir = join(registry.path, '..');
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     const temp = `${registry.path}.${process.pid}.tmp`;
     writeFileSync(temp, `${JSON.stringify({ version: 1, projects }, null, 2)}\n`);
     renameSync(temp, registry.path);

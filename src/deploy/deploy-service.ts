@@ -9,7 +9,7 @@
  * @module
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
@@ -18,6 +18,7 @@ import type { CredentialStore } from '../providers/credential-store';
 import type { Redactor } from '../redact';
 import type { DeployedEndpoint } from '../remote/delegation';
 import type { Clock } from '../util/ids';
+import { makeDirs } from '../util/make-dirs';
 import type { DeploymentRepository, DeploymentRow } from './deployment-repository';
 import { isOurProcess, pidAlive, probeHealth, selfCommand, startDetached, stopProcess } from './spawn';
 import { resolveTarget, type Target } from './targets';
@@ -234,7 +235,7 @@ async function deployAgent(
   }
   const dataDir = target.dataDirFor(input.name);
   const logPath = join(deps.dataDir, 'deploy', input.name, 'service.log');
-  if (target.local) mkdirSync(dataDir, { recursive: true });
+  if (target.local) makeDirs(dataDir);
   const token = randomBytes(32).toString('hex');
   deps.redactor.add(token);
   const overrides = settingsFor(input);

@@ -6,11 +6,12 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { SvcError } from '../errors';
+import { makeDirs } from '../util/make-dirs';
 
 export interface StartedService {
   pid: number;
@@ -33,7 +34,7 @@ export interface StartOptions {
 const LISTENING = /^svc: listening on (http:\/\/\S+)$/m;
 
 export async function startDetached(options: StartOptions): Promise<StartedService> {
-  mkdirSync(dirname(options.logPath), { recursive: true });
+  makeDirs(dirname(options.logPath));
   const fd = openSync(options.logPath, 'a');
   const offset = existsSync(options.logPath) ? readFileSync(options.logPath).length : 0;
   let exited: { code: number | null; signal: string | null } | undefined;

@@ -5,10 +5,11 @@
  * (`$XDG_CONFIG_HOME/svc/mcp-auth.json`), written atomically.
  * @module
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { lazy } from '../util/lazy';
+import { makeDirs } from '../util/make-dirs';
 
 /** What the SDK hands us, stored unchanged (it stamps `issuer` and reads it back). */
 export interface McpAuthEntry {
@@ -59,7 +60,7 @@ export function createFileAuthStore(path: string): McpAuthStore {
     }
   };
   const write = (servers: Record<string, McpAuthEntry>) => {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    makeDirs(dirname(path), 0o700);
     const temp = `${path}.${process.pid}.tmp`;
     writeFileSync(temp, `${JSON.stringify({ version: 1, servers }, null, 2)}\n`, { mode: 0o600 });
     chmodSync(temp, 0o600);

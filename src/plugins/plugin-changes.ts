@@ -5,10 +5,11 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
+import { makeDirs } from '../util/make-dirs';
 import { fetchSource, type ResolvedSource, resolveSource } from './fetch-source';
 import { type LoadedManifest, loadManifest, type PluginSummary } from './manifest';
 import type { PluginRepository } from './plugin-repository';
@@ -178,7 +179,7 @@ async function stage(
   ref: string | undefined,
   signal?: AbortSignal,
 ): Promise<Staged> {
-  mkdirSync(context.root, { recursive: true });
+  makeDirs(context.root);
   const staging = join(context.root, `.staging-${randomBytes(6).toString('hex')}`);
   try {
     const { commit } = await fetchSource(source, staging, { ref, signal, env: context.deps.env });

@@ -4,10 +4,11 @@
  * the cache is ignored and only the embedded catalog is used (spec, config keys).
  * @module
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { SvcError } from '../errors';
+import { makeDirs } from '../util/make-dirs';
 import embedded from './catalog.json';
 
 // Lenient where a refreshed file may omit things; strict on what the resolver relies on.
@@ -232,7 +233,7 @@ export async function refreshCatalog(options: {
   const parsed = parseCatalog(json, options.source);
   const embeddedIds = new Set(embeddedCatalog().providers.map((p) => p.id));
   const file: CacheFile = { refreshed_at: now, refreshed_from: options.source, catalog: parsed };
-  mkdirSync(dirname(path), { recursive: true });
+  makeDirs(dirname(path));
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`);
   renameSync(tmp, path);

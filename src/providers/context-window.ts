@@ -15,9 +15,10 @@
  * probe never fails the turn.
  * @module
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { userCacheDir } from '../config/load';
+import { makeDirs } from '../util/make-dirs';
 import type { ProviderDeps } from './context';
 import type { ProviderEntry } from './provider-entries';
 import { learnContextWindow } from './server-models';
@@ -98,7 +99,7 @@ function readCache(path: string): Record<string, CacheRow> {
 }
 
 function writeCache(path: string, rows: Record<string, CacheRow>): void {
-  mkdirSync(dirname(path), { recursive: true });
+  makeDirs(dirname(path));
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(rows, null, 2)}\n`, { mode: 0o600 });
   renameSync(tmp, path);

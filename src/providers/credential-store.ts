@@ -5,11 +5,12 @@
  * when the keyring cannot be used (headless machines, no session keyring).
  * @module
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { globalConfigDir } from '../config/load';
 import { SvcError } from '../errors';
+import { makeDirs } from '../util/make-dirs';
 
 export type CredentialKind = 'api_key' | 'bearer' | 'oauth';
 
@@ -183,7 +184,7 @@ function fileBackend(path: string): Backend {
     },
     write(data) {
       memo = undefined;
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      makeDirs(dirname(path), 0o700);
       const tmp = `${path}.${process.pid}.tmp`;
       const body: StoreFile = { version: 1, credentials: data };
       writeFileSync(tmp, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });

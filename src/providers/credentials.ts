@@ -5,13 +5,14 @@
  * say when two sources disagree (ambiguous); the first present one wins.
  * @module
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { globalConfigPath, type LoadedConfig } from '../config/load';
 import { writeConfigKey } from '../config/write';
 import { SvcError } from '../errors';
 import type { Clock } from '../util/ids';
+import { makeDirs } from '../util/make-dirs';
 import type { Env } from './context';
 import type { CredentialStore } from './credential-store';
 import type { ProviderEntry } from './provider-entries';
@@ -191,7 +192,7 @@ export function storeKey(deps: StoreKeyDeps, input: StoreKeyInput): StoredKey {
   // in the user config: the workspace svc.toml is meant to be committed and is never edited here.
   if (store.durable()) {
     file = globalConfigPath(deps.env as Record<string, string | undefined>);
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    makeDirs(dirname(file), 0o700);
     const id = tableId(provider);
     if (input.type && !entry) writeConfigKey(file, `providers.${id}.type`, input.type);
     writeConfigKey(file, `providers.${id}.api_key`, sentinelOf(provider));

@@ -14,7 +14,6 @@ import { createHash } from 'node:crypto';
 import {
   accessSync,
   constants,
-  mkdirSync,
   readFileSync,
   readlinkSync,
   renameSync,
@@ -23,6 +22,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { makeDirs } from '../util/make-dirs';
 
 export interface BwrapProbe {
   /** Absolute path of the executable, or null when none was found. */
@@ -166,7 +166,7 @@ function cachedProbe(
   const result = probe();
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    mkdirSync(cacheDir, { recursive: true });
+    makeDirs(cacheDir);
     writeFileSync(tmp, JSON.stringify({ key, at: Date.now(), probe: result }));
     renameSync(tmp, file);
   } catch {

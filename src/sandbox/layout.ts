@@ -5,9 +5,10 @@
  * state and earlier command output showing through.
  * @module
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureDataDir } from '../store/data-dir';
+import { makeDirs } from '../util/make-dirs';
 import { type BindMount, baseBinds } from './bwrap';
 import { DATA_DIR_READABLE, type ProtectedPath, within } from './protected';
 
@@ -84,7 +85,7 @@ function hide(p: ProtectedPath): BindMount {
 export function prepareDataDir(dataDir: string): void {
   try {
     ensureDataDir(dataDir);
-    for (const name of ['shell', ...DATA_DIR_READABLE]) mkdirSync(join(dataDir, name), { recursive: true });
+    for (const name of ['shell', ...DATA_DIR_READABLE]) makeDirs(join(dataDir, name));
   } catch {
     // An unwritable data dir: the binds that need it fail below with bwrap's own message.
   }

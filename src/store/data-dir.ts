@@ -5,8 +5,9 @@
  * the data. A directory that already exists is left as it is: it may be the user's own.
  * @module
  */
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeDirs } from '../util/make-dirs';
 
 export const DATA_DIR_GITIGNORE = `# Written by svc when it created this directory: its data (svc.db, logs, caches) stays out of
 # git (this file too); the workspace config (svc.toml, packs/, recipes/) can be committed.
@@ -24,7 +25,7 @@ export function ensureDataDir(dir: string): void {
     if (statSync(dir).isDirectory()) return;
     throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
   }
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   try {
     writeFileSync(join(dir, '.gitignore'), DATA_DIR_GITIGNORE, { flag: 'wx' });
   } catch {

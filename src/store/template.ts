@@ -9,9 +9,10 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, linkSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { makeDirs } from '../util/make-dirs';
 import type { Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
 
@@ -72,7 +73,7 @@ export function writeTemplate(db: BetterSqlite3.Database, template: string): voi
   if (existsSync(template)) return;
   const tmp = `${template}.${process.pid}.tmp`;
   try {
-    mkdirSync(join(template, '..'), { recursive: true });
+    makeDirs(join(template, '..'));
     rmSync(tmp, { force: true });
     db.prepare('VACUUM INTO ?').run(tmp);
     const Database = loadSqlite();

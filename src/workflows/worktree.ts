@@ -7,7 +7,6 @@
  * stays while it holds changes; nothing else is left behind).
  * @module
  */
-import { mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { AgentService, RunResult } from '../agent/types';
 import type { Config } from '../config/schema';
@@ -17,6 +16,7 @@ import type { Redactor } from '../redact';
 import type { Sandbox } from '../sandbox/sandbox';
 import type { CommandSpawner } from '../sandbox/spawn';
 import type { Clock, Ids } from '../util/ids';
+import { makeDirs } from '../util/make-dirs';
 import type { MutationGuard } from '../workspace/context';
 import { createGitRunner, type GitRunner } from '../workspace/git';
 import { createWorkspace } from '../workspace/workspace';
@@ -136,11 +136,11 @@ export async function spawnWorktreeOverride(
   const slug = id.toLowerCase();
   const branch = `svc/worktree/${slug}`;
   const path = join(deps.dataDir, 'worktrees', slug);
-  mkdirSync(join(deps.dataDir, 'worktrees'), { recursive: true });
+  makeDirs(join(deps.dataDir, 'worktrees'));
   const repo = createGitRunner(repoRoot, deps.env);
   await repo.run(['worktree', 'add', '--quiet', '-b', branch, path, baseCommit]);
   const workspaceRoot = join(path, relative(repoRoot, deps.workspace));
-  mkdirSync(workspaceRoot, { recursive: true });
+  makeDirs(workspaceRoot);
   let override = await workflows.worktrees.create({
     id,
     session_id: parent.id,

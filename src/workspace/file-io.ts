@@ -7,7 +7,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
   existsSync,
-  mkdirSync,
   realpathSync,
   renameSync,
   statSync,
@@ -15,6 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { makeDirs } from '../util/make-dirs';
 
 export function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
@@ -51,7 +51,7 @@ export function atomicWrite(path: string, data: string | Buffer): void {
   // Write through a symlink to its target rather than replacing the link with a file.
   const abs = existsSync(path) ? realpathSync(path) : path;
   const dir = dirname(abs);
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   let mode: number | undefined;
   try {
     mode = statSync(abs).mode & 0o7777;

@@ -6,7 +6,7 @@
  * Jobs belong to this process: `app.close()` stops every one still running.
  * @module
  */
-import { closeSync, mkdirSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
@@ -14,6 +14,7 @@ import type { Redactor } from '../redact';
 import type { CommandSandboxPlan } from '../sandbox/sandbox';
 import type { CommandSpawner } from '../sandbox/spawn';
 import type { Clock, Ids } from '../util/ids';
+import { makeDirs } from '../util/make-dirs';
 import { approve, type OpContext } from './context';
 import { pruneOldFiles, type SpawnedCommand } from './process';
 
@@ -114,7 +115,7 @@ export function createJobs(deps: JobsDeps): Jobs {
       }
       const id = deps.ids.next('job');
       const dir = join(deps.dataDir, 'jobs');
-      mkdirSync(dir, { recursive: true });
+      makeDirs(dir);
       pruneOldFiles(dir);
       const logPath = join(dir, `${id}.log`);
       const fd = openSync(logPath, 'w');

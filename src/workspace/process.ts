@@ -6,8 +6,9 @@
  * @module
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { makeDirs } from '../util/make-dirs';
 
 const KILL_GRACE_MS = 2_000;
 
@@ -48,7 +49,7 @@ export class OutputCollector {
     if (this.total > this.maxBytes) {
       if (this.fd === undefined) {
         const path = this.spillPath();
-        mkdirSync(dirname(path), { recursive: true });
+        makeDirs(dirname(path));
         this.fd = openSync(path, 'w');
         // Everything so far: the prefix, plus what of this chunk did not fit in it.
         const before = this.total - chunk.length;

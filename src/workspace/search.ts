@@ -5,9 +5,10 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { SvcError } from '../errors';
+import { makeDirs } from '../util/make-dirs';
 import type { OpContext } from './context';
 import type { PathResolver, ResolvedPath } from './paths';
 import { runRg } from './ripgrep';
@@ -379,7 +380,7 @@ function writeIgnoreFile(paths: PathResolver, dataDir: string, hidden: string[])
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
   const file = join(dataDir, `search-${hash}.ignore`);
   if (existsSync(file)) return file;
-  mkdirSync(dataDir, { recursive: true });
+  makeDirs(dataDir);
   const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
   writeFileSync(temporary, text);
   renameSync(temporary, file);

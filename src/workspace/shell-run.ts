@@ -6,12 +6,13 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Denial, detectDenials, pathDenial, writeDenial } from '../sandbox/denials';
 import type { ProtectedPath } from '../sandbox/protected';
 import type { CommandSandboxPlan } from '../sandbox/sandbox';
 import type { BashAnalysis, ProtectedEntry } from '../shell/bash-analysis';
+import { makeDirs } from '../util/make-dirs';
 import { type OpContext, throwIfCancelled } from './context';
 import { realpathOfDeepest } from './paths';
 import { OutputCollector, pruneOldFiles } from './process';
@@ -48,7 +49,7 @@ export async function runForeground(
   });
   // The real path: inside the sandbox only real paths are mounted (a symlinked workspace's link is not).
   const shellDir = join(realpathOfDeepest(deps.dataDir), 'shell');
-  mkdirSync(shellDir, { recursive: true });
+  makeDirs(shellDir);
   const cwdFile = join(shellDir, `cwd-${randomBytes(6).toString('hex')}`);
   const script = [
     `cd -- ${quote(cwd)} || exit 1`,

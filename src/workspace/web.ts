@@ -3,21 +3,14 @@
  * time and size limits. HTTP(S) only. Both use the App's injectable `fetch`.
  * @module
  */
-import {
-  createWriteStream,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { SvcError } from '../errors';
 import type { Ids } from '../util/ids';
+import { makeDirs } from '../util/make-dirs';
 import { approve, type OpContext, throwIfCancelled } from './context';
 import type { ChangeCommitter } from './file-changes';
 import type { FileHistory } from './file-history';
@@ -164,7 +157,7 @@ export function createWebOps(deps: {
         );
       }
       const temp = join(deps.dataDir, 'downloads', `${deps.ids.next('dl')}.part`);
-      mkdirSync(dirname(temp), { recursive: true });
+      makeDirs(dirname(temp));
       let bytes = 0;
       try {
         bytes = await streamCapped(response, temp, maxBytes, url);
@@ -172,7 +165,7 @@ export function createWebOps(deps: {
         // Re-check at the end: guards may have changed while the bytes arrived.
         await deps.changes.guard(ctx.tool, ctx.sessionId, target.inside ? [target.rel] : []);
         const before = exists ? readFileSync(target.abs) : null;
-        mkdirSync(dirname(target.abs), { recursive: true });
+        makeDirs(dirname(target.abs));
         renameSync(temp, target.abs);
         await deps.history.record({
           sessionId: ctx.sessionId,

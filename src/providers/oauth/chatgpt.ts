@@ -6,9 +6,10 @@
  * dir (`<data dir>/auth/chatgpt-session.json`, mode 0600). The vendor file is only ever read.
  * @module
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SvcError } from '../../errors';
+import { makeDirs } from '../../util/make-dirs';
 import { type Env, expandHome, homeOf } from '../context';
 import { type AuthIo, failure, jwtClaims, pkce, requestJson, settings, startCallback } from './common';
 import type { LoginResult } from './copilot';
@@ -63,7 +64,7 @@ export function readSession(dataDir: string): ChatGptSession | undefined {
 
 function writeSession(dataDir: string, session: ChatGptSession): void {
   const path = sessionCachePath(dataDir);
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  makeDirs(dirname(path), 0o700);
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(session, null, 2)}\n`, { mode: 0o600 });
   chmodSync(tmp, 0o600);

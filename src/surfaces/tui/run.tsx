@@ -7,12 +7,13 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import chalk from 'chalk';
 import { render } from 'ink';
 import { SvcError } from '../../errors';
 import type { Logger } from '../../log';
+import { makeDirs } from '../../util/make-dirs';
 import type { TuiClient } from './client';
 import { loadHighlighter } from './render/highlight';
 import { createChatController } from './state/chat-controller';
@@ -173,7 +174,7 @@ function fileHistory(file: string): PromptHistoryStore {
     },
     append(entry) {
       try {
-        mkdirSync(dirname(file), { recursive: true });
+        makeDirs(dirname(file));
         appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
       } catch {
         // History is a convenience; a read-only data dir must not break the prompt.
