@@ -5,9 +5,9 @@
  * and how to install them, which run.
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { SvcError } from '../errors';
+import { NotRegularFileError, readRegularFile } from '../workspace/file-io';
 import type { LspRuntimeStatus } from '../workspace/lsp';
 import { defineTool } from './core/define-tool';
 
@@ -49,8 +49,10 @@ export const diagnostics = defineTool({
     const target = ctx.app.ws.paths.resolve(input.path);
     let text: string;
     try {
-      text = readFileSync(target.abs, 'utf8');
-    } catch {
+      text = readRegularFile(target.abs).toString('utf8');
+    } catch (error) {
+      if (error instanceof NotRegularFileError)
+        throw new SvcError('invalid_input', `path: ${target.rel} is a ${error.kind}, not a regular file`);
       throw new SvcError('not_found', `path: ${target.rel} does not exist`);
     }
     const result = await ctx.app.ws.lsp.diagnostics(target, text, {

@@ -6,7 +6,8 @@
  * false. A server that is missing, slow or crashing never fails the edit: the note says so.
  * @module
  */
-import { readFileSync } from 'node:fs';
+
+import { readRegularFile } from '../workspace/file-io';
 import type { Diagnostic } from '../workspace/lsp';
 import type { ToolContext } from './core/types';
 
@@ -48,9 +49,9 @@ export async function diagnosticsAfterEdit(
   for (const target of targets) {
     let text: string;
     try {
-      text = readFileSync(target.abs, 'utf8');
+      text = readRegularFile(target.abs).toString('utf8');
     } catch {
-      continue; // deleted by the edit
+      continue; // deleted by the edit, or no regular file now
     }
     try {
       const result = await app.ws.lsp.diagnostics(target, text, {

@@ -5,14 +5,14 @@
  * one approval (a rename across files).
  * @module
  */
-import { existsSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, statSync, unlinkSync } from 'node:fs';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { SessionEventPayloads } from '../events/types';
 import { approve, type MutationGuard, type OpContext } from './context';
 import { type DiffResult, unifiedDiff } from './diff';
 import type { FileChange, FileHistory } from './file-history';
-import { atomicWrite, sha256 } from './file-io';
+import { atomicWrite, NotRegularFileError, readRegularFile, sha256 } from './file-io';
 import type { ResolvedPath } from './paths';
 import type { ReadTracker } from './read-tracker';
 
@@ -161,7 +161,13 @@ async function diffOf(change: PendingChange): Promise<DiffResult> {
 
 function verifyUnchanged(change: PendingChange): void {
   const exists = existsSync(change.target.abs);
-  const now = exists ? readFileSync(change.target.abs) : null;
+  // What is there now; a FIFO or device put in its place is a change, not something to wait on.
+  let now: Buffer | null = null;
+  try {
+    now = exists ? readRegularFile(change.target.abs) : null;
+  } catch (error) {
+    if (!(error instanceof NotRegularFileError)) throw error;
+  }
   const same = change.before === null ? !exists : now?.equals(change.before);
   if (!same) {
     throw new SvcError(

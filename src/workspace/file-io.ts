@@ -6,9 +6,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
+  closeSync,
+  constants,
   existsSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
   realpathSync,
   renameSync,
+  type Stats,
   statSync,
   unlinkSync,
   writeFileSync,
@@ -18,6 +25,53 @@ import { makeDirs } from '../util/make-dirs';
 
 export function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
+}
+
+/** The file at a path is no regular file (nor a directory): a FIFO, a socket or a device. */
+export class NotRegularFileError extends Error {
+  constructor(
+    readonly path: string,
+    /** What it is instead: "FIFO (named pipe)", "socket", "character device", "block device". */
+    readonly kind: string,
+  ) {
+    super(`${path} is a ${kind}, not a regular file`);
+    this.name = 'NotRegularFileError';
+  }
+}
+
+/** What a stat says a non-regular, non-directory entry is, in words. */
+function kindOf(stat: Stats): string {
+  if (stat.isFIFO()) return 'FIFO (named pipe)';
+  if (stat.isSocket()) return 'socket';
+  if (stat.isCharacterDevice()) return 'character device';
+  if (stat.isBlockDevice()) return 'block device';
+  return 'special file';
+}
+
+/**
+ * The bytes of the regular file at `abs`, or its first `head` bytes. It is opened non-blocking and
+ * checked on the open descriptor before anything is read: `readFileSync` of a FIFO waits for a
+ * writer that may never come (open and read block), and with it the whole process, every session
+ * and request of a service included; a FIFO a command made in the workspace, a socket or a device
+ * is a `NotRegularFileError` here, at once. A directory is EISDIR, as `readFileSync` says it.
+ */
+export function readRegularFile(abs: string, head?: number): Buffer {
+  const fd = openSync(abs, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isDirectory())
+      throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${abs}'`), {
+        code: 'EISDIR',
+        path: abs,
+      });
+    if (!stat.isFile()) throw new NotRegularFileError(abs, kindOf(stat));
+    if (head === undefined) return readFileSync(fd);
+    const buffer = Buffer.alloc(head);
+    const read = readSync(fd, buffer, 0, head, 0);
+    return buffer.subarray(0, read);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** A NUL byte in the first 8 KiB is the same test git and ripgrep use. */

@@ -4,11 +4,11 @@
  * as it is on disk now. `not_found` names similar files in the same directory.
  * @module
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { SvcError } from '../errors';
 import type { OpContext } from './context';
-import { looksBinary, sha256 } from './file-io';
+import { looksBinary, NotRegularFileError, readRegularFile, sha256 } from './file-io';
 import type { PathResolver, ResolvedPath } from './paths';
 import type { ReadTracker } from './read-tracker';
 
@@ -95,7 +95,7 @@ export function createFileLoader(deps: { paths: PathResolver; reads: ReadTracker
         `${field}: ${target.rel} is ${stat.size} bytes, more than the ${VIEW_LIMITS.maxTextBytes} a file tool handles; use grep or bash (head, tail, sed -n) on it`,
       );
     }
-    const buffer = readFileSync(target.abs);
+    const buffer = readTarget(target, field);
     if (looksBinary(buffer)) {
       throw new SvcError(
         'invalid_input',
@@ -113,6 +113,24 @@ export function createFileLoader(deps: { paths: PathResolver; reads: ReadTracker
   };
 
   return { markRead, checkFresh, loadText, loadForEdit };
+}
+
+/**
+ * The bytes of a workspace file for a file tool (its first `head` bytes when given): a FIFO, socket
+ * or device there is refused with what it is, never read (`readRegularFile`: reading one would
+ * wait, and stop the process, until something writes to it).
+ */
+export function readTarget(target: ResolvedPath, field: string, head?: number): Buffer {
+  try {
+    return readRegularFile(target.abs, head);
+  } catch (error) {
+    if (error instanceof NotRegularFileError)
+      throw new SvcError(
+        'invalid_input',
+        `${field}: ${target.rel} is a ${error.kind}, not a regular file; the file tools read and write regular files only`,
+      );
+    throw error;
+  }
 }
 
 export function statOrUndefined(abs: string) {

@@ -5,12 +5,19 @@
  * committer (guards, approval with the diff, history, events).
  * @module
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { SvcError } from '../errors';
 import type { OpContext } from './context';
 import type { AppliedChange, ChangeCommitter } from './file-changes';
 import { imageMediaType, looksBinary } from './file-io';
-import { createFileLoader, type LoadedFile, notFound, statOrUndefined, VIEW_LIMITS } from './file-load';
+import {
+  createFileLoader,
+  type LoadedFile,
+  notFound,
+  readTarget,
+  statOrUndefined,
+  VIEW_LIMITS,
+} from './file-load';
 import type { PathResolver, ResolvedPath } from './paths';
 import type { ReadTracker } from './read-tracker';
 import { type MatchKind, replaceText } from './text-replace';
@@ -130,7 +137,7 @@ export function createFileOps(deps: {
       if (stat.isDirectory()) {
         throw new SvcError('invalid_input', `path: ${target.rel} is a directory; use ls to list it`);
       }
-      const head = readHead(target.abs);
+      const head = readTarget(target, 'path', 8192);
       const media = imageMediaType(head);
       if (media) {
         if (stat.size > VIEW_LIMITS.maxImageBytes) {
@@ -139,7 +146,7 @@ export function createFileOps(deps: {
             `path: ${target.rel} is a ${stat.size}-byte image; view attaches images up to ${VIEW_LIMITS.maxImageBytes} bytes`,
           );
         }
-        const buffer = readFileSync(target.abs);
+        const buffer = readTarget(target, 'path');
         await markRead(ctx.sessionId, target, buffer, ctx.ahead);
         return {
           kind: 'image',
@@ -169,7 +176,7 @@ export function createFileOps(deps: {
         }
         let before: Buffer | null = null;
         if (stat) {
-          before = readFileSync(target.abs);
+          before = readTarget(target, 'path');
           await checkFresh(ctx, target, before, 'overwrite');
         }
         return commitText({ target, buffer: before }, input.content, ctx, `write ${target.rel}`);
@@ -180,7 +187,7 @@ export function createFileOps(deps: {
         if (input.old_string === '') {
           // Creating a file with edit: allowed only when it does not exist (or is empty).
           const target = deps.paths.resolve(input.path);
-          const existing = existsSync(target.abs) ? readFileSync(target.abs) : null;
+          const existing = existsSync(target.abs) ? readTarget(target, 'path') : null;
           if (existing && existing.length > 0) {
             throw new SvcError(
               'invalid_input',
@@ -310,15 +317,4 @@ export function renderLines(path: string, text: string, offset: number, limit: n
     truncated,
     ...(truncated ? { next_offset: index } : {}),
   };
-}
-
-function readHead(abs: string): Buffer {
-  const fd = openSync(abs, 'r');
-  try {
-    const buffer = Buffer.alloc(8192);
-    const read = readSync(fd, buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, read);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -4,10 +4,9 @@
  * symbols by `name_path` or `symbol_key`.
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { SvcError } from '../errors';
 import type { OpContext } from './context';
-import { looksBinary } from './file-io';
+import { looksBinary, readRegularFile } from './file-io';
 import type { PathResolver } from './paths';
 import type { SearchOps } from './search';
 import {
@@ -43,7 +42,7 @@ export function createSymbolFinder(deps: { paths: PathResolver; search: SearchOp
   const readText = (rel: string): string | undefined => {
     const target = deps.paths.resolve(rel);
     try {
-      const buffer = readFileSync(target.abs);
+      const buffer = readRegularFile(target.abs);
       return looksBinary(buffer) ? undefined : buffer.toString('utf8');
     } catch {
       return undefined;

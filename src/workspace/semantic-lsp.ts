@@ -7,10 +7,10 @@
  * `node_modules` is refused here, before anything is written.
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SvcError } from '../errors';
+import { readRegularFile } from './file-io';
 import type { LanguageServers } from './lsp';
 import type { LspClient } from './lsp-client';
 import type { PathResolver, ResolvedPath } from './paths';
@@ -219,7 +219,7 @@ function toLocations(paths: PathResolver, raw: unknown): CodeLocation[] {
     let lines = texts.get(abs);
     if (!lines) {
       try {
-        lines = readFileSync(abs, 'utf8').split('\n');
+        lines = readRegularFile(abs).toString('utf8').split('\n');
       } catch {
         lines = [];
       }

@@ -3,7 +3,7 @@
  * time and size limits. HTTP(S) only. Both use the App's injectable `fetch`.
  * @module
  */
-import { createWriteStream, existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -14,7 +14,8 @@ import { makeDirs } from '../util/make-dirs';
 import { approve, type OpContext, throwIfCancelled } from './context';
 import type { ChangeCommitter } from './file-changes';
 import type { FileHistory } from './file-history';
-import { looksBinary } from './file-io';
+import { looksBinary, readRegularFile } from './file-io';
+import { readTarget } from './file-load';
 import type { PathResolver } from './paths';
 
 export const WEB_LIMITS = {
@@ -164,7 +165,7 @@ export function createWebOps(deps: {
         throwIfCancelled(ctx.signal, 'the download');
         // Re-check at the end: guards may have changed while the bytes arrived.
         await deps.changes.guard(ctx.tool, ctx.sessionId, target.inside ? [target.rel] : []);
-        const before = exists ? readFileSync(target.abs) : null;
+        const before = exists ? readTarget(target, 'path') : null;
         makeDirs(dirname(target.abs));
         renameSync(temp, target.abs);
         await deps.history.record({
@@ -174,7 +175,7 @@ export function createWebOps(deps: {
           path: target.rel,
           change: exists ? 'modify' : 'create',
           before,
-          after: readFileSync(target.abs),
+          after: readRegularFile(target.abs),
           binary: true,
         });
         if (ctx.sessionId) {

@@ -1,0 +1,73 @@
+/**
+ * A FIFO (or socket, or device) where a file tool expects a file. Reading one with `readFileSync`
+ * waits until something writes to it, and with it the whole process: one `view` of a named pipe a
+ * command had made in the workspace froze svc, every session and request of a service included.
+ * The file tools now refuse it at once, naming what it is (`readRegularFile`,
+ * src/workspace/file-io.ts). Against a regression the test does not hang: a writer opens and
+ * closes each FIFO after 5 s, which would end a blocked read (and fail the test).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NotRegularFileError, readRegularFile } from '../../src/workspace/file-io';
+import { toolHarness } from './harness';
+
+const writers: ChildProcess[] = [];
+afterEach(() => {
+  for (const w of writers.splice(0)) w.kill();
+});
+
+/** A FIFO at `path`, and a writer that opens and closes it after 5 s (a blocked reader's way out). */
+function fifo(path: string): void {
+  execFileSync('mkfifo', [path]);
+  writers.push(spawn('sh', ['-c', 'sleep 5; : > "$0"', path], { stdio: 'ignore' }));
+}
+
+describe.runIf(process.platform !== 'win32')('file tools and special files', () => {
+  it('view, write, edit and multiedit refuse a FIFO at once, naming it', async () => {
+    const h = await toolHarness({ files: { 'a.txt': 'a\n' } });
+    try {
+      fifo(join(h.app.workspace, 'pipe'));
+      const refusal =
+        /^path: pipe is a FIFO \(named pipe\), not a regular file; the file tools read and write regular files only$/;
+      const started = Date.now();
+      await expect(h.call('view', { path: 'pipe' })).rejects.toThrow(refusal);
+      await expect(h.call('write', { path: 'pipe', content: 'x' })).rejects.toThrow(refusal);
+      await expect(h.call('edit', { path: 'pipe', old_string: '', new_string: 'x' })).rejects.toThrow(
+        refusal,
+      );
+      await expect(h.call('edit', { path: 'pipe', old_string: 'a', new_string: 'b' })).rejects.toThrow(
+        refusal,
+      );
+      await expect(
+        h.call('multiedit', { path: 'pipe', edits: [{ old_string: 'a', new_string: 'b' }] }),
+      ).rejects.toThrow(refusal);
+      // Well before the writer's 5 s: nothing waited on the pipe.
+      expect(Date.now() - started).toBeLessThan(4_000);
+      // The other files are as they were.
+      expect(await h.call('view', { path: 'a.txt' })).toMatchObject({ content: '     1\ta' });
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('readRegularFile: a file, its head; a FIFO and a device are NotRegularFileError; a directory EISDIR', async () => {
+    const h = await toolHarness({ files: { 'a.txt': 'hello world' } });
+    try {
+      const file = join(h.app.workspace, 'a.txt');
+      expect(readRegularFile(file).toString()).toBe('hello world');
+      expect(readRegularFile(file, 5).toString()).toBe('hello');
+      fifo(join(h.app.workspace, 'pipe'));
+      expect(() => readRegularFile(join(h.app.workspace, 'pipe'))).toThrow(
+        expect.objectContaining({ name: 'NotRegularFileError', kind: 'FIFO (named pipe)' }),
+      );
+      expect(() => readRegularFile('/dev/null')).toThrow(NotRegularFileError);
+      expect(() => readRegularFile('/dev/null')).toThrow(
+        '/dev/null is a character device, not a regular file',
+      );
+      expect(() => readRegularFile(h.app.workspace)).toThrow(expect.objectContaining({ code: 'EISDIR' }));
+    } finally {
+      await h.app.close();
+    }
+  });
+});
