@@ -4,8 +4,9 @@
  * package manifests, and the test/lint/build commands the manifests declare.
  * @module
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { readRegularFile } from '../workspace/file-io';
 import type { SearchOps } from '../workspace/search';
 import { DATA_LANGUAGES, languageCounts } from './languages';
 
@@ -110,7 +111,7 @@ function readText(root: string, rel: string): string | undefined {
   try {
     const abs = join(root, rel);
     if (statSync(abs).size > MAX_MANIFEST_BYTES) return undefined;
-    return readFileSync(abs, 'utf8');
+    return readRegularFile(abs).toString('utf8');
   } catch {
     return undefined;
   }

@@ -3,7 +3,7 @@
  * mutation path when every file is still as the run left it.
  * @module
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { Clock } from '../util/ids';
@@ -11,7 +11,7 @@ import type { OpContext } from '../workspace/context';
 import { unifiedDiff } from '../workspace/diff';
 import type { ChangeCommitter, PendingChange } from '../workspace/file-changes';
 import type { FileHistory } from '../workspace/file-history';
-import { sha256 } from '../workspace/file-io';
+import { NotRegularFileError, readRegularFile, sha256 } from '../workspace/file-io';
 import type { PathResolver } from '../workspace/paths';
 import type { CapsuleRepository } from './capsule-repository';
 import type { CapsuleDetail, EditCapsule, RevertResult } from './capsule-types';
@@ -76,12 +76,11 @@ export async function revertCapsule(
       continue;
     }
     const target = deps.paths.resolve(file.path, 'capsule_id');
-    const disk = existsSync(target.abs) ? readFileSync(target.abs) : null;
-    const now = disk === null ? null : sha256(disk);
-    if (now !== last.after_sha) conflicts.push(file.path);
+    const disk = onDisk(target.abs);
+    if (disk.sha !== last.after_sha) conflicts.push(file.path);
     pending.push({
       target,
-      before: disk,
+      before: disk.buffer,
       after: first.before_sha === null ? null : (first.before ?? ''),
     });
   }
@@ -127,4 +126,20 @@ export async function revertCapsule(
     })),
     diff: applied.map((a) => a.diff).join(''),
   };
+}
+
+/**
+ * What is at `abs` now and its hash: nothing (null); a FIFO or device there is no file the
+ * capsule wrote (a conflict), never a read that waits for a writer.
+ */
+function onDisk(abs: string): { buffer: Buffer | null; sha: string | null } {
+  if (!existsSync(abs)) return { buffer: null, sha: null };
+  try {
+    const buffer = readRegularFile(abs);
+    return { buffer, sha: sha256(buffer) };
+  } catch (error) {
+    if (error instanceof NotRegularFileError)
+      return { buffer: null, sha: `not a regular file: ${error.kind}` };
+    throw error;
+  }
 }

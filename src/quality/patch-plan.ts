@@ -3,10 +3,11 @@
  * touch. Nothing is written here; a section or hunk that does not apply throws.
  * @module
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { SvcError } from '../errors';
 import type { OpContext } from '../workspace/context';
 import { looksBinary, sha256 } from '../workspace/file-io';
+import { readTarget } from '../workspace/file-load';
 import type { PathResolver, ResolvedPath } from '../workspace/paths';
 import type { ReadTracker } from '../workspace/read-tracker';
 import { type AppliedHunk, applyHunks } from './patch-apply';
@@ -59,7 +60,7 @@ export async function planPatch(
           { details: { path: target.rel, reason: 'too_large' } },
         );
       }
-      disk = readFileSync(target.abs);
+      disk = readTarget(target, 'patch');
     }
     const binary = disk !== null && looksBinary(disk);
     const entry: Entry = {

@@ -6,12 +6,13 @@
  * a CSV or JSON file in the workspace, written through the file tools' pipeline (guards, history).
  * @module
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import type { Config } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
 import type { Redactor } from '../redact';
 import type { OpContext } from '../workspace/context';
+import { readRegularFile } from '../workspace/file-io';
 import type { Workspace } from '../workspace/workspace';
 import { type CsvTable, parseCsv, toCsv } from './csv';
 import { mapBounded } from './dag';
@@ -260,7 +261,7 @@ async function writeResults(
     approve: x.approve,
   };
   if (existsSync(output.abs))
-    await deps.ws.files.markRead(pipeline.sessionId, output.target, readFileSync(output.abs));
+    await deps.ws.files.markRead(pipeline.sessionId, output.target, readRegularFile(output.abs));
   await deps.ws.files.write({ path: output.rel, content: deps.redactor.string(content) }, opContext);
 }
 
@@ -280,7 +281,7 @@ function readTable(deps: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput): CsvT
       `csv_path: ${target.rel} is ${stat.size} bytes, more than ${MAX_CSV_BYTES}`,
     );
   }
-  return parseCsv(readFileSync(target.abs, 'utf8'), `csv_path ${target.rel}`);
+  return parseCsv(readRegularFile(target.abs).toString('utf8'), `csv_path ${target.rel}`);
 }
 
 function outputTarget(deps: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput) {

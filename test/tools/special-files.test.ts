@@ -24,7 +24,7 @@ function fifo(path: string): void {
 }
 
 describe.runIf(process.platform !== 'win32')('file tools and special files', () => {
-  it('view, write, edit and multiedit refuse a FIFO at once, naming it', async () => {
+  it('view, write, edit, multiedit and apply_patch refuse a FIFO at once, naming it', async () => {
     const h = await toolHarness({ files: { 'a.txt': 'a\n' } });
     try {
       fifo(join(h.app.workspace, 'pipe'));
@@ -42,6 +42,12 @@ describe.runIf(process.platform !== 'win32')('file tools and special files', () 
       await expect(
         h.call('multiedit', { path: 'pipe', edits: [{ old_string: 'a', new_string: 'b' }] }),
       ).rejects.toThrow(refusal);
+      const patch = ['*** Begin Patch', '*** Update File: pipe', '@@', '-a', '+b', '*** End Patch'].join(
+        '\n',
+      );
+      await expect(h.call('edit', { mode: 'apply_patch', patch })).rejects.toThrow(
+        /^patch: pipe is a FIFO \(named pipe\), not a regular file/,
+      );
       // Well before the writer's 5 s: nothing waited on the pipe.
       expect(Date.now() - started).toBeLessThan(4_000);
       // The other files are as they were.
