@@ -107,6 +107,12 @@ export function createSearchOps(deps: {
       throw new SvcError('not_found', `path: ${target.rel} does not exist; check it with ls`);
     }
     if (!stat) throw new SvcError('not_found', `path: ${target.rel} does not exist`);
+    // ripgrep would read a FIFO named here until a writer came (or the call's time ran out).
+    if (!stat.isFile() && !stat.isDirectory())
+      throw new SvcError(
+        'invalid_input',
+        `path: ${target.rel} is neither a file nor a directory (a FIFO, socket or device); give a file or a directory`,
+      );
     return { target, arg: target.inside ? (target.rel === '.' ? '.' : target.rel) : target.abs };
   };
 

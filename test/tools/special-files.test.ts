@@ -24,7 +24,7 @@ function fifo(path: string): void {
 }
 
 describe.runIf(process.platform !== 'win32')('file tools and special files', () => {
-  it('view, write, edit, multiedit and apply_patch refuse a FIFO at once, naming it', async () => {
+  it('view, write, edit, multiedit, apply_patch and grep refuse a FIFO at once, naming it', async () => {
     const h = await toolHarness({ files: { 'a.txt': 'a\n' } });
     try {
       fifo(join(h.app.workspace, 'pipe'));
@@ -47,6 +47,9 @@ describe.runIf(process.platform !== 'win32')('file tools and special files', () 
       );
       await expect(h.call('edit', { mode: 'apply_patch', patch })).rejects.toThrow(
         /^patch: pipe is a FIFO \(named pipe\), not a regular file/,
+      );
+      await expect(h.call('grep', { pattern: 'a', path: 'pipe' })).rejects.toThrow(
+        /^path: pipe is neither a file nor a directory \(a FIFO, socket or device\)/,
       );
       // Well before the writer's 5 s: nothing waited on the pipe.
       expect(Date.now() - started).toBeLessThan(4_000);
