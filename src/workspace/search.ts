@@ -107,12 +107,7 @@ export function createSearchOps(deps: {
       throw new SvcError('not_found', `path: ${target.rel} does not exist; check it with ls`);
     }
     if (!stat) throw new SvcError('not_found', `path: ${target.rel} does not exist`);
-    // ripgrep would read a FIFO named here until a writer came (or the call's time ran out).
-    if (!stat.isFile() && !stat.isDirectory())
-      throw new SvcError(
-        'invalid_input',
-        `path: ${target.rel} is neither a file nor a directory (a FIFO, socket or device); give a file or a directory`,
-      );
+    refuseSpecial(stat, target);
     return { target, arg: target.inside ? (target.rel === '.' ? '.' : target.rel) : target.abs };
   };
 
@@ -391,4 +386,13 @@ function writeIgnoreFile(paths: PathResolver, dataDir: string, hidden: string[])
   writeFileSync(temporary, text);
   renameSync(temporary, file);
   return file;
+}
+
+/** A FIFO, socket or device as a search's path: ripgrep would read it until a writer came. */
+function refuseSpecial(stat: { isFile(): boolean; isDirectory(): boolean }, target: ResolvedPath): void {
+  if (stat.isFile() || stat.isDirectory()) return;
+  throw new SvcError(
+    'invalid_input',
+    `path: ${target.rel} is neither a file nor a directory (a FIFO, socket or device); give a file or a directory`,
+  );
 }
