@@ -102,17 +102,21 @@ export function createPathResolver(deps: {
   };
 }
 
-/** realpath of the deepest existing ancestor, with the missing tail appended. */
-export function realpathOfDeepest(abs: string): string {
+/**
+ * realpath of the deepest existing ancestor, with the missing tail appended. `hops`: the dangling
+ * symlinks followed so far, across the recursion (a loop, `a -> b -> a`, is "dangling" at each
+ * link: counted per call it recursed until the stack overflowed).
+ */
+export function realpathOfDeepest(abs: string, hops = 0): string {
   const tail: string[] = [];
   let current = abs;
-  for (let hops = 0; ; ) {
+  for (;;) {
     const link = lstatOrUndefined(current);
     if (link) {
       let real: string;
-      if (link.isSymbolicLink() && !existsSync(current) && hops++ < 40) {
+      if (link.isSymbolicLink() && !existsSync(current) && hops < 40) {
         // A dangling symlink: writing through it creates its target, so the target is what counts.
-        real = realpathOfDeepest(resolve(dirname(current), readlinkSync(current)));
+        real = realpathOfDeepest(resolve(dirname(current), readlinkSync(current)), hops + 1);
       } else {
         real = safeRealpath(current);
       }

@@ -7,9 +7,11 @@
  * closes each FIFO after 5 s, which would end a blocked read (and fail the test).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { realpathSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NotRegularFileError, readRegularFile } from '../../src/workspace/file-io';
+import { realpathOfDeepest } from '../../src/workspace/paths';
 import { toolHarness } from './harness';
 
 const writers: ChildProcess[] = [];
@@ -75,6 +77,24 @@ describe.runIf(process.platform !== 'win32')('file tools and special files', () 
         '/dev/null is a character device, not a regular file',
       );
       expect(() => readRegularFile(h.app.workspace)).toThrow(expect.objectContaining({ code: 'EISDIR' }));
+    } finally {
+      await h.app.close();
+    }
+  });
+});
+
+describe('file tools and symlink loops', () => {
+  it('a symlink loop is a path that does not resolve, not an overflowed stack', async () => {
+    const h = await toolHarness({ files: { 'a.txt': 'a\n' } });
+    try {
+      symlinkSync('loop2', join(h.app.workspace, 'loop1'));
+      symlinkSync('loop1', join(h.app.workspace, 'loop2'));
+      expect(realpathOfDeepest(join(h.app.workspace, 'loop1'))).toBe(
+        join(realpathSync(h.app.workspace), 'loop1'),
+      );
+      const refused = h.call('view', { path: 'loop1' });
+      await expect(refused).rejects.toThrow(/^path: loop1 /);
+      await expect(refused).rejects.not.toThrow(/call stack/);
     } finally {
       await h.app.close();
     }
