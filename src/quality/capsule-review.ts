@@ -3,7 +3,6 @@
  * mutation path when every file is still as the run left it.
  * @module
  */
-import { existsSync } from 'node:fs';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { Clock } from '../util/ids';
@@ -11,7 +10,7 @@ import type { OpContext } from '../workspace/context';
 import { unifiedDiff } from '../workspace/diff';
 import type { ChangeCommitter, PendingChange } from '../workspace/file-changes';
 import type { FileHistory } from '../workspace/file-history';
-import { NotRegularFileError, readRegularFile, sha256 } from '../workspace/file-io';
+import { fileOnDisk, sha256 } from '../workspace/file-io';
 import type { PathResolver } from '../workspace/paths';
 import type { CapsuleRepository } from './capsule-repository';
 import type { CapsuleDetail, EditCapsule, RevertResult } from './capsule-types';
@@ -129,17 +128,12 @@ export async function revertCapsule(
 }
 
 /**
- * What is at `abs` now and its hash: nothing (null); a FIFO or device there is no file the
- * capsule wrote (a conflict), never a read that waits for a writer.
+ * What is at `abs` now and its hash: nothing (null); a directory, FIFO or device there is no file
+ * the capsule wrote (a conflict), never a read that waits for a writer.
  */
 function onDisk(abs: string): { buffer: Buffer | null; sha: string | null } {
-  if (!existsSync(abs)) return { buffer: null, sha: null };
-  try {
-    const buffer = readRegularFile(abs);
-    return { buffer, sha: sha256(buffer) };
-  } catch (error) {
-    if (error instanceof NotRegularFileError)
-      return { buffer: null, sha: `not a regular file: ${error.kind}` };
-    throw error;
-  }
+  const now = fileOnDisk(abs);
+  if (now.kind === 'none') return { buffer: null, sha: null };
+  if (now.kind === 'other') return { buffer: null, sha: `not a regular file: ${now.what}` };
+  return { buffer: now.buffer, sha: sha256(now.buffer) };
 }

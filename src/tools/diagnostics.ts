@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { SvcError } from '../errors';
-import { NotRegularFileError, readRegularFile } from '../workspace/file-io';
+import { notFound, readTarget, statOrUndefined } from '../workspace/file-load';
 import type { LspRuntimeStatus } from '../workspace/lsp';
 import { defineTool } from './core/define-tool';
 
@@ -47,14 +47,14 @@ export const diagnostics = defineTool({
   parity: false,
   async run(ctx, input) {
     const target = ctx.app.ws.paths.resolve(input.path);
-    let text: string;
-    try {
-      text = readRegularFile(target.abs).toString('utf8');
-    } catch (error) {
-      if (error instanceof NotRegularFileError)
-        throw new SvcError('invalid_input', `path: ${target.rel} is a ${error.kind}, not a regular file`);
-      throw new SvcError('not_found', `path: ${target.rel} does not exist`);
-    }
+    const stat = statOrUndefined(target.abs);
+    if (!stat) throw notFound(target, 'path');
+    if (stat.isDirectory())
+      throw new SvcError(
+        'invalid_input',
+        `path: ${target.rel} is a directory; diagnostics checks one file (ls lists the directory)`,
+      );
+    const text = readTarget(target, 'path').toString('utf8');
     const result = await ctx.app.ws.lsp.diagnostics(target, text, {
       waitMs: input.wait_seconds * 1000,
       signal: ctx.signal,

@@ -5,14 +5,14 @@
  * one approval (a rename across files).
  * @module
  */
-import { existsSync, statSync, unlinkSync } from 'node:fs';
+import { statSync, unlinkSync } from 'node:fs';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { SessionEventPayloads } from '../events/types';
 import { approve, type MutationGuard, type OpContext } from './context';
 import { type DiffResult, unifiedDiff } from './diff';
 import type { FileChange, FileHistory } from './file-history';
-import { atomicWrite, NotRegularFileError, readRegularFile, sha256 } from './file-io';
+import { atomicWrite, fileOnDisk, sha256 } from './file-io';
 import type { ResolvedPath } from './paths';
 import type { ReadTracker } from './read-tracker';
 
@@ -160,15 +160,10 @@ async function diffOf(change: PendingChange): Promise<DiffResult> {
 }
 
 function verifyUnchanged(change: PendingChange): void {
-  const exists = existsSync(change.target.abs);
-  // What is there now; a FIFO or device put in its place is a change, not something to wait on.
-  let now: Buffer | null = null;
-  try {
-    now = exists ? readRegularFile(change.target.abs) : null;
-  } catch (error) {
-    if (!(error instanceof NotRegularFileError)) throw error;
-  }
-  const same = change.before === null ? !exists : now?.equals(change.before);
+  // What is there now; a directory, FIFO or device put in its place is a change, not something to wait on.
+  const now = fileOnDisk(change.target.abs);
+  const same =
+    change.before === null ? now.kind === 'none' : now.kind === 'file' && now.buffer.equals(change.before);
   if (!same) {
     throw new SvcError(
       'conflict',

@@ -74,6 +74,29 @@ export function readRegularFile(abs: string, head?: number): Buffer {
   }
 }
 
+/** What is at a path now, for a check that something changed: never a read that waits. */
+export type FileOnDisk =
+  | { kind: 'none' }
+  | { kind: 'file'; buffer: Buffer }
+  /** A directory, FIFO, socket or device where a file was: a change, never read. */
+  | { kind: 'other'; what: string };
+
+/**
+ * What is at `abs`: nothing, a regular file's bytes, or something else in its place (a directory,
+ * a FIFO a command made, a socket, a device), told apart without reading what is not a file.
+ */
+export function fileOnDisk(abs: string): FileOnDisk {
+  try {
+    return { kind: 'file', buffer: readRegularFile(abs) };
+  } catch (error) {
+    if (error instanceof NotRegularFileError) return { kind: 'other', what: error.kind };
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'none' };
+    if (code === 'EISDIR') return { kind: 'other', what: 'directory' };
+    throw error;
+  }
+}
+
 /** A NUL byte in the first 8 KiB is the same test git and ripgrep use. */
 export function looksBinary(buffer: Buffer): boolean {
   const end = Math.min(buffer.length, 8192);

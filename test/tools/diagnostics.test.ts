@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -152,5 +152,11 @@ describe('diagnostics', () => {
       /cannot start "no-such-language-server-xyz"/,
     );
     await expect(h.call('diagnostics', { path: 'nope.ts' })).rejects.toMatchObject({ code: 'not_found' });
+    // A directory is named as one, not reported missing.
+    mkdirSync(join(h.app.workspace, 'src.ts'));
+    await expect(h.call('diagnostics', { path: 'src.ts' })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/^path: src\.ts is a directory; diagnostics checks one file/),
+    });
   });
 });

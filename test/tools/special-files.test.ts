@@ -10,7 +10,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { realpathSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NotRegularFileError, readRegularFile } from '../../src/workspace/file-io';
+import { fileOnDisk, NotRegularFileError, readRegularFile } from '../../src/workspace/file-io';
 import { realpathOfDeepest } from '../../src/workspace/paths';
 import { toolHarness } from './harness';
 
@@ -62,7 +62,7 @@ describe.runIf(process.platform !== 'win32')('file tools and special files', () 
     }
   });
 
-  it('readRegularFile: a file, its head; a FIFO and a device are NotRegularFileError; a directory EISDIR', async () => {
+  it('readRegularFile: a file, its head; a FIFO and a device are NotRegularFileError; a directory EISDIR; fileOnDisk tells them apart', async () => {
     const h = await toolHarness({ files: { 'a.txt': 'hello world' } });
     try {
       const file = join(h.app.workspace, 'a.txt');
@@ -77,6 +77,12 @@ describe.runIf(process.platform !== 'win32')('file tools and special files', () 
         '/dev/null is a character device, not a regular file',
       );
       expect(() => readRegularFile(h.app.workspace)).toThrow(expect.objectContaining({ code: 'EISDIR' }));
+      // What a change check sees in a file's place: never a read of the FIFO.
+      expect(fileOnDisk(file)).toEqual({ kind: 'file', buffer: Buffer.from('hello world') });
+      expect(fileOnDisk(join(h.app.workspace, 'pipe'))).toEqual({ kind: 'other', what: 'FIFO (named pipe)' });
+      expect(fileOnDisk(h.app.workspace)).toEqual({ kind: 'other', what: 'directory' });
+      expect(fileOnDisk(join(h.app.workspace, 'gone'))).toEqual({ kind: 'none' });
+      expect(fileOnDisk(join(file, 'under-a-file'))).toEqual({ kind: 'none' });
     } finally {
       await h.app.close();
     }
