@@ -22,6 +22,26 @@ describe('createFileLogger', () => {
     });
   });
 
+  it('keeps a logged error\'s name, message, code, cause and stack, redacted (not "error":{})', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-log-')), 'svc.log');
+    const log = createFileLogger(file, { redactor: createRedactor(['hunter2-secret']) });
+    const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    log.error('http request failed', { error: new RangeError('bad key hunter2-secret', { cause }) });
+    log.info('held, then written', { error: new Error('at info') });
+    const [first, second] = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(first.error).toMatchObject({
+      name: 'RangeError',
+      message: 'bad key [REDACTED]',
+      stack: expect.stringMatching(/^RangeError: bad key \[REDACTED\]\n\s+at /),
+      cause: { name: 'Error', message: 'connect ECONNREFUSED', code: 'ECONNREFUSED' },
+    });
+    expect(JSON.stringify(first)).not.toContain('hunter2');
+    expect(second.error).toMatchObject({ name: 'Error', message: 'at info' });
+  });
+
   it('rotates past maxBytes and keeps `keep` older files, so the logs stay bounded', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'svc-log-')), 'svc.log');
     const log = createFileLogger(file, { maxBytes: 1_000, keep: 2 });

@@ -75,7 +75,7 @@ function build(
 
 function write(sink: Sink, record: LogRecord, redactor?: Redactor): void {
   try {
-    sink(redactor ? redactor.value(record) : record);
+    sink(redactor ? redactor.value(plainErrors(record)) : record);
   } catch {
     // A log that cannot be written must never break the operation being logged.
   }
@@ -207,7 +207,7 @@ function heldRecords(
       const record = records[i];
       if (record.time === HELD_TIME) record.time = new Date(at[i]).toISOString();
       try {
-        text += lineOf(redactor ? redactor.value(record) : record);
+        text += lineOf(redactor ? redactor.value(plainErrors(record)) : record);
       } catch {
         // A record that cannot be encoded is left out, as `write` leaves it out.
       }
@@ -297,6 +297,32 @@ export function createMemoryLogger(): Logger & { records: LogRecord[] } {
 export const nullLogger: Logger = build(() => {}, {}, 'error');
 
 function errorReplacer(_key: string, value: unknown) {
-  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
-  return value;
+  return value instanceof Error ? plainError(value) : value;
+}
+
+/** An Error as the fields a log line keeps of it: name, message, stack, its code and its cause. */
+function plainError(error: Error, depth = 0): Record<string, unknown> {
+  const out: Record<string, unknown> = { name: error.name, message: error.message, stack: error.stack };
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  if (code !== undefined) out.code = code;
+  if (cause !== undefined)
+    out.cause = cause instanceof Error ? (depth < 4 ? plainError(cause, depth + 1) : cause.message) : cause;
+  return out;
+}
+
+/**
+ * The record with each Error field as its plain fields, before the redactor copies it: the
+ * redactor copies an object's own enumerable properties, and an Error has none (its message and
+ * stack are not enumerable), so a logged `{ error }` was written as `"error":{}`.
+ */
+function plainErrors(record: LogRecord): LogRecord {
+  let out: LogRecord | undefined;
+  for (const key in record) {
+    const value = record[key];
+    if (value instanceof Error) {
+      out ??= { ...record };
+      out[key] = plainError(value);
+    }
+  }
+  return out ?? record;
 }
