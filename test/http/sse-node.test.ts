@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createStreamTracker, type SseStream } from '../../src/surfaces/http/sse';
-import { openRouteSseStream } from '../../src/surfaces/http/sse-node';
+import { createStreamTracker, openSseStream, type SseStream } from '../../src/surfaces/http/sse';
+import { nodeResponseOf, openRouteSseStream } from '../../src/surfaces/http/sse-node';
 
 const servers: Server[] = [];
 
@@ -101,5 +101,44 @@ describe('SSE on the Node response', () => {
     expect(sent).toBeLessThan(100_000);
     expect(closed).toHaveBeenCalledTimes(1);
     await response.body?.cancel().catch(() => {});
+  });
+
+  it('a web stream dropped as too slow cuts the connection, with no stack on stderr', async () => {
+    // The session event stream's path: a web ReadableStream under node-server. Erroring it made
+    // node-server console.error the error's stack and append `Error: …` to the event stream.
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      let stream: SseStream | undefined;
+      const closed = vi.fn();
+      const hono = new Hono();
+      hono.get('/w', (c) => {
+        const outgoing = nodeResponseOf(c);
+        const opened = openSseStream({
+          heartbeatMs: 0,
+          maxBacklogBytes: 64 * 1024,
+          dropConnection: outgoing ? () => outgoing.destroy() : undefined,
+        });
+        stream = opened.stream;
+        stream.onClose(closed);
+        return opened.response;
+      });
+      const server = createAdaptorServer({ fetch: hono.fetch }) as Server;
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/w`);
+      expect(response.status).toBe(200);
+      let sent = 0;
+      while (stream?.send({ data: 'x'.repeat(16 * 1024) }) && ++sent < 100_000) {
+        // Node's socket buffer takes some: send until the backlog limit drops the client.
+      }
+      expect(stream?.closed).toBe(true);
+      expect(closed).toHaveBeenCalledTimes(1);
+      // The client sees its connection end (not an `Error:` line), and nothing was printed.
+      await expect(response.text()).rejects.toThrow();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(errors).not.toHaveBeenCalled();
+    } finally {
+      errors.mockRestore();
+    }
   });
 });

@@ -25,6 +25,7 @@ import { VERSION } from '../../version';
 import { errorResponse } from './errors';
 import type { AppRef } from './mount-tools';
 import { openSseStream, type StreamTracker } from './sse';
+import { nodeResponseOf } from './sse-node';
 
 export const SESSION_EVENTS_PATH = '/v1/sessions/:id/events';
 
@@ -108,8 +109,10 @@ async function openSessionStream(
   let live = false;
   const pending: SessionEvent[] = [];
 
+  const outgoing = nodeResponseOf(c);
   const { stream, response } = openSseStream({
     signal: c.req.raw.signal,
+    dropConnection: outgoing ? () => outgoing.destroy() : undefined,
     heartbeatMs: options.heartbeatMs,
     maxBacklogBytes: options.maxBacklogBytes,
     tracker: options.streams,

@@ -64,6 +64,13 @@ export interface OpenSseOptions {
    * not alone at the next tick (Node responses; a web stream's head goes with its body anyway).
    */
   headWithFirst?: boolean;
+  /**
+   * Cuts the client's connection at once (a web stream under node-server: its Node response's
+   * `destroy`). A client dropped as too slow is cut off there rather than by erroring the web
+   * stream, which node-server reports with `console.error` (a stack on stderr) and an `Error: …`
+   * line appended to the event stream.
+   */
+  dropConnection?: () => void;
 }
 
 export const SSE_HEADERS: Record<string, string> = {
@@ -151,6 +158,11 @@ export function openSseStream(
       },
       backlog: () => Math.max(0, -(controller.desiredSize ?? 0)),
       end(error) {
+        if (error && options.dropConnection) {
+          // node-server sees the response close and cancels the body: the queue is let go.
+          options.dropConnection();
+          return;
+        }
         try {
           if (error) controller.error(error);
           else controller.close();
