@@ -22,10 +22,13 @@ export function bearerAuth(options: AuthOptions): MiddlewareHandler {
   const open = new Set(options.publicPaths ?? ['/healthz']);
   return async function bearerAuth(c, next) {
     if (open.has(c.req.path)) return next();
-    const refusal = bearerRefusal(c.req.header('authorization'), options.token(), options.allowNoAuth);
-    return refusal === undefined
+    const token = options.token();
+    const refusal = bearerRefusal(c.req.header('authorization'), token, options.allowNoAuth);
+    if (refusal !== undefined) return refused(c, refusal, options.styleFor?.(c.req.path) ?? 'canonical');
+    const fromPage = token ? undefined : browserRefusal(c.req.raw.headers);
+    return fromPage === undefined
       ? next()
-      : refused(c, refusal, options.styleFor?.(c.req.path) ?? 'canonical');
+      : refusedFromBrowser(c, fromPage, options.styleFor?.(c.req.path) ?? 'canonical');
   };
 }
 
@@ -46,6 +49,65 @@ export function bearerRefusal(
   if (!timingSafeEqual(sha256(match[1].trim()), tokenHash(token)))
     return 'authentication required: invalid bearer token';
   return undefined;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', 'ip6-localhost', '::1', '0:0:0:0:0:0:0:1']);
+
+/** A loopback host: localhost, 127.0.0.0/8, ::1, an IPv4-mapped 127.x. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
+  if (LOOPBACK_NAMES.has(h)) return true;
+  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+/** The name of a `Host` header value (`[::1]:7420` → `::1`, `localhost:7420` → `localhost`). */
+function hostName(host: string): string {
+  const bracket = /^\[([^\]]*)\](?::\d*)?$/.exec(host);
+  if (bracket) return bracket[1];
+  const colon = host.lastIndexOf(':');
+  return colon > 0 && host.indexOf(':') === colon ? host.slice(0, colon) : host;
+}
+
+/**
+ * Why a request to a server with no token (`--auth none`, loopback only) is refused as coming from
+ * a web page, or undefined. No token means any local process may drive the agent, and so could any
+ * web page the user opens, unless its requests are told apart: a page's `fetch` carries its
+ * `Origin` (a cross-origin POST of `text/plain` needs no CORS preflight) and `Sec-Fetch-Site`, and a
+ * page that rebinds its own DNS name to 127.0.0.1 (DNS rebinding) sends its name as `Host`. So the
+ * `Host` must be a loopback name, and a browser's request must come from a page this server served.
+ * Clients that are not browsers (curl, SDKs, the TUI) send neither header and pass.
+ */
+export function browserRefusal(headers: Headers): string | undefined {
+  const host = headers.get('host');
+  const fix = 'set a token (--token or SVC_HTTP_TOKEN) to serve it';
+  // `*.localhost` too: browsers resolve those names to loopback themselves, never through DNS.
+  if (host && !isLoopbackHost(hostName(host)) && !/\.localhost$/i.test(hostName(host)))
+    return `Host ${JSON.stringify(host)} is not a loopback name: with no token (--auth none) svc answers only requests addressed to localhost, 127.0.0.1 or [::1], a guard against DNS rebinding; ${fix}`;
+  const origin = headers.get('origin');
+  if (origin !== null && !sameOrigin(origin, host)) {
+    return `a request from the web page at ${JSON.stringify(origin)} is refused: with no token (--auth none) only this server's own pages may call it; ${fix}`;
+  }
+  if (origin === null && headers.get('sec-fetch-site') === 'cross-site')
+    return `a cross-site request from a web page is refused: with no token (--auth none) only this server's own pages may call it; ${fix}`;
+  return undefined;
+}
+
+function sameOrigin(origin: string, host: string | null): boolean {
+  if (!host) return false;
+  try {
+    return new URL(origin).host === new URL(`http://${host}`).host;
+  } catch {
+    return false;
+  }
+}
+
+/** The 403 of a request refused as a web page's (`browserRefusal`). */
+export function refusedFromBrowser(c: Context, message: string, style: ErrorStyle): Response {
+  return errorResponse(c, new SvcError('forbidden', message), { style });
 }
 
 /** The 401 of a refused request, in its route's error style (looked up only for a refusal). */

@@ -18,7 +18,7 @@ import { SvcError } from '../../errors';
 import type { AnyTool } from '../../tools/core/define-tool';
 import { allTools } from '../../tools/index';
 import { VERSION } from '../../version';
-import { bearerAuth, bearerRefusal, refused } from './auth';
+import { bearerAuth, bearerRefusal, browserRefusal, refused, refusedFromBrowser } from './auth';
 import { type ErrorStyle, errorResponse } from './errors';
 import { type HttpExtension, type HttpKit, httpExtensions } from './extensions';
 import type { FrontKit } from './http-kit';
@@ -103,6 +103,14 @@ export function createHttpService(
   const frontKit: FrontKit = { ...kit, gate: edge.frontGate };
   for (const extension of extensions) extension.front?.(hono, appRef, frontKit);
   options.extend?.front?.(hono, appRef, frontKit);
+  // A HEAD is answered as its GET without the body (Hono), but the body Hono drops is not
+  // cancelled: an event stream opened for it would keep its subscription, attachment and heartbeat
+  // until the session or the server ended (one more each HEAD). Cancel it: the route tears down.
+  // After the hot routes (a POST), ahead of every GET route.
+  hono.use(async (c, next) => {
+    await next();
+    if (c.req.method === 'HEAD') await c.res.body?.cancel().catch(() => {});
+  });
   const nodeRoutes: NodeRoute[] = [];
   for (const extension of [...extensions, options.extend]) {
     const route = extension?.node?.(appRef, frontKit);
@@ -257,8 +265,11 @@ function edgeChecks(
     const declared = headers.has('content-length') && !headers.has('transfer-encoding');
     if (!declared && c.req.method !== 'GET' && c.req.method !== 'HEAD') return false;
     gauge(app);
-    const refusal = bearerRefusal(c.req.header('authorization'), currentToken(), currentAllowNoAuth);
+    const token = currentToken();
+    const refusal = bearerRefusal(c.req.header('authorization'), token, currentAllowNoAuth);
     if (refusal !== undefined) return refused(c, refusal, styleFor(c.req.path));
+    const fromPage = token ? undefined : browserRefusal(headers);
+    if (fromPage !== undefined) return refusedFromBrowser(c, fromPage, styleFor(c.req.path));
     const down = app.storeUnavailable();
     if (down) return errorResponse(c, new SvcError('unavailable', down), { style: styleFor(c.req.path) });
     if (declared && Number.parseInt(headers.get('content-length') || '0', 10) > limit) return tooLarge(c);

@@ -99,17 +99,27 @@ async function assembleInput(
     }
   }
   const issues: InputIssue[] = [];
+  // Hono's `param` is decoded already (decoding again turned `%25` into a malformed `%`); an
+  // escape it could not decode (`/v1/sessions/%ZZ`) it leaves as it was: the client's mistake, 400.
+  const malformed = binding.params !== undefined && !decodes(new URL(c.req.url).pathname);
   for (const [param, field] of Object.entries(binding.params ?? {})) {
     const value = c.req.param(param);
     if (value === undefined) continue;
-    try {
-      input[field] = decodeURIComponent(value);
-    } catch {
-      // A malformed escape (`/v1/sessions/%ZZ`) is the client's mistake: 400, never a 500.
+    if (malformed && value.includes('%'))
       issues.push(conversionIssue(field, 'a percent-encoded path segment', value));
-    }
+    else input[field] = value;
   }
   if (issues.length) throw invalidInput(tool.name, issues);
   Object.assign(input, binding.fixed ?? {});
   return binding.prepare ? binding.prepare(input) : input;
+}
+
+/** Whether a URL path's percent escapes all decode (as UTF-8). */
+function decodes(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

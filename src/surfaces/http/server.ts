@@ -7,14 +7,16 @@
  * interrupted (the agent layer registers one with `app.onClose`) — which closes the database.
  * @module
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import type { App, BackgroundWorker } from '../../app';
 import { warmService } from '../../app/warm';
 import type { Config } from '../../config/schema';
 import { SvcError } from '../../errors';
 import { enableGroupCommit } from '../../store/db';
+import { isLoopbackHost } from './auth';
 import { createHttpService, errorStyleFor, type HttpAppOptions } from './index';
 import { markSessionPublisher } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
@@ -73,16 +75,54 @@ export interface HttpServerHandle {
 
 export const DEFAULT_HTTP_PORT = 7420;
 
-const LOOPBACK_NAMES = new Set(['localhost', 'ip6-localhost', '::1', '0:0:0:0:0:0:0:1']);
+export { isLoopbackHost } from './auth';
 
-export function isLoopbackHost(host: string): boolean {
-  const h = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[|\]$/g, '');
-  if (LOOPBACK_NAMES.has(h)) return true;
-  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+/** A JSON error answer, the connection closed after it (the request could not be read whole). */
+function closingAnswer(status: number, message: string, type: string): Response {
+  return new Response(JSON.stringify({ error: { message, type } }), {
+    status,
+    headers: { 'content-type': 'application/json', connection: 'close' },
+  });
+}
+
+/**
+ * A request node-server could not turn into a web Request (a `Host` that is no host name, a
+ * backslash in the path): a 400 naming what is wrong, where node-server answered an empty 400.
+ */
+function requestFailed(error: unknown): Response {
+  if (error instanceof Error && error.name === 'RequestError')
+    return closingAnswer(400, `bad request: ${error.message}`, 'invalid_input');
+  return closingAnswer(500, 'internal error', 'internal');
+}
+
+/**
+ * A request Node's parser refused (a malformed request line or header, headers over the limit,
+ * a request not sent in time): a status and a JSON body naming it, where Node wrote a bare 400.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // As Node's own handler: nothing is written where a response is already under way on the socket.
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy(error);
+    return;
+  }
+  const status =
+    error.code === 'HPE_HEADER_OVERFLOW' || error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+      ? 431
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 408
+        : 400;
+  const reason = (error as { reason?: string }).reason ?? error.code ?? 'unreadable request';
+  const body = JSON.stringify({
+    error: {
+      message: `bad request: the HTTP request could not be parsed (${reason})`,
+      type: 'invalid_input',
+    },
+  });
+  socket.write(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  socket.destroy(error);
 }
 
 /**
@@ -145,18 +185,21 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     extend: options.http?.extend,
   });
 
-  const listener = getRequestListener((request, env) => {
-    if (stopping) {
-      const message = 'server shutting down';
-      const flat = errorStyleFor(new URL(request.url).pathname) === 'flat';
-      const body = flat ? { error: message, code: 503 } : { error: { message, type: 'unavailable' } };
-      return new Response(JSON.stringify(body), {
-        status: 503,
-        headers: { 'content-type': 'application/json', connection: 'close' },
-      });
-    }
-    return hono.fetch(request, env);
-  });
+  const listener = getRequestListener(
+    (request, env) => {
+      if (stopping) {
+        const message = 'server shutting down';
+        const flat = errorStyleFor(new URL(request.url).pathname) === 'flat';
+        const body = flat ? { error: message, code: 503 } : { error: { message, type: 'unavailable' } };
+        return new Response(JSON.stringify(body), {
+          status: 503,
+          headers: { 'content-type': 'application/json', connection: 'close' },
+        });
+      }
+      return hono.fetch(request, env);
+    },
+    { errorHandler: requestFailed },
+  );
   // A hot route (the compat surface's `POST /v1/chat/completions`) is served from the request event
   // itself, before node-server builds its Request (node-front.ts); everything else, and everything
   // while stopping, goes through node-server to Hono.
@@ -170,6 +213,7 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
   // closed"; undici reuses a connection until 1 s before the server's advertised timeout, and a
   // loaded client's timers run late).
   server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.on('clientError', answerClientError);
 
   await listen(server, settings.host, settings.port);
   const address = server.address() as AddressInfo;

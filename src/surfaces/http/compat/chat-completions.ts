@@ -25,15 +25,19 @@ export interface ChatCompletionsOptions {
 }
 
 /**
- * One request: a slot in the run queue (run-queue.ts: 429 past its depth), then prepare (session,
+ * One request: its body, then a slot in the run queue (run-queue.ts: 429 past its depth), then prepare (session,
  * run, ledger row: prepare.ts), then answer as JSON (json-answer.ts) or as SSE chunks
  * (stream-answer.ts). The slot is held until the answer ends (the stream closes or the JSON is
  * built), so at most `max_concurrent_runs` agent runs of the surface are live at once.
  */
 export function chatCompletions(c: Context, app: App, options: ChatCompletionsOptions): Promise<Response> {
+  // The body is read before the request queues: a slot bounds agent runs, not a client's upload
+  // (four clients sending their bodies slowly held every slot until Node's request timeout, and
+  // the surface answered nobody meanwhile). `prepare` reads it again from Hono's cache.
   // No async frame held while queued (most of a burst waits here).
-  return compatRunQueue(app)
-    .acquire(queueLeave(c))
+  return c.req
+    .text()
+    .then(() => compatRunQueue(app).acquire(queueLeave(c)))
     .then((free) => answerInSlot(c, app, options, free));
 }
 

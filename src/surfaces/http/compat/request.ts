@@ -6,6 +6,7 @@
  * @module
  */
 import { SvcError } from '../../../errors';
+import { nestsDeeperThan } from '../../../util/json-depth';
 
 /** Honored fields (spec table). `stream_options` is honored for its `include_usage`. */
 export const HONORED_FIELDS = ['model', 'messages', 'stream', 'stream_options'] as const;
@@ -174,11 +175,22 @@ function toolCalls(value: unknown, legacy: unknown): CompatToolCall[] {
   return calls;
 }
 
+/**
+ * Arguments nested deeper than this are kept as their JSON text (or a note, when they came as an
+ * object): storing them would overflow the stack (`JSON.stringify` gives up at a few thousand
+ * levels) and no tool's input nests near it. A call svc runs gets them as invalid input.
+ */
+const MAX_ARGUMENT_DEPTH = 100;
+
 function parseArguments(value: unknown): unknown {
-  if (typeof value !== 'string') return value ?? {};
+  if (typeof value !== 'string') {
+    if (!nestsDeeperThan(value, MAX_ARGUMENT_DEPTH)) return value ?? {};
+    return `[arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels, not kept]`;
+  }
   if (value.trim() === '') return {};
   try {
-    return JSON.parse(value);
+    const parsed: unknown = JSON.parse(value);
+    return nestsDeeperThan(parsed, MAX_ARGUMENT_DEPTH) ? value : parsed;
   } catch {
     return value;
   }

@@ -101,11 +101,17 @@ compatSurface.node = (appRef: AppRef, kit: FrontKit): NodeRoute => {
       );
     else {
       const turn = new NodeTurn(c, app, options, outgoing);
-      try {
-        compatRunQueue(app).enter(turn, queueLeave(c));
-      } catch (error) {
-        turn.refused(error);
-      }
+      // The body first, as `chatCompletions` reads it: a slow upload holds no run slot.
+      c.req.text().then(
+        () => {
+          try {
+            compatRunQueue(app).enter(turn, queueLeave(c));
+          } catch (error) {
+            turn.refused(error);
+          }
+        },
+        (error: unknown) => turn.refused(error),
+      );
     }
     return true;
   };
@@ -239,7 +245,8 @@ async function safeList(app: App, limit: number) {
 }
 
 async function runEvents(c: Context, app: App): Promise<Response> {
-  const requestId = decodeURIComponent(c.req.param('request_id') ?? '');
+  // Already decoded (Hono's `param`); decoding again made `%25zz` a 500 ("URI malformed").
+  const requestId = c.req.param('request_id') ?? '';
   const row = await getRequest(app, requestId);
   const events = row ? await requestEvents(app, row) : [];
   // spec, Compat surface divergence 3: an unknown request_id answers 200 with total 0, not 404;
