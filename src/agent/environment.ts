@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { guardArgs, guardEnv, unguardable } from '../workspace/git-guard';
 
 export interface GitSummary {
   root: string;
@@ -28,8 +29,11 @@ const STATUS_LINES = 20;
 const CONTEXT_FILE_MAX_BYTES = 32 * 1024;
 
 function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string | undefined> {
+  // The repository's own config runs no command, and git gets no secret (git-guard.ts).
+  if (unguardable(cwd)) return Promise.resolve(undefined);
+  const options = { cwd, timeout: 3000, signal, maxBuffer: 1024 * 1024, env: guardEnv(process.env) };
   return new Promise((resolve) => {
-    execFile('git', args, { cwd, timeout: 3000, signal, maxBuffer: 1024 * 1024 }, (error, stdout) =>
+    execFile('git', guardArgs(cwd, args), options, (error, stdout) =>
       resolve(error ? undefined : stdout.toString()),
     );
   });

@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { SvcError } from '../errors';
 import type { Message, MessagePart } from '../sessions/session-store';
+import { guardArgs, guardEnv, unguardable } from '../workspace/git-guard';
 import type { RunContext } from './run-types';
 import type { ToolBridge } from './tool-bridge';
 
@@ -272,8 +273,11 @@ async function storeResults(
 /** `git status --short` of the workspace, bounded; empty when it is not a repository. */
 async function workspaceNow(root: string): Promise<string> {
   try {
-    const { stdout } = await run('git', ['status', '--short'], {
+    if (unguardable(root)) return '';
+    // The repository's own config runs no command, and git gets no secret (git-guard.ts).
+    const { stdout } = await run('git', guardArgs(root, ['status', '--short']), {
       cwd: root,
+      env: guardEnv(process.env),
       timeout: 5_000,
       maxBuffer: 1 << 20,
     });

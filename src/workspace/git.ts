@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { SvcError } from '../errors';
+import { guardArgs, guardEnv, unguardable } from './git-guard';
 
 export interface GitResult {
   stdout: string;
@@ -39,13 +40,25 @@ export function createGitRunner(
     cwd,
     run(args, options = {}) {
       return new Promise((resolve, reject) => {
+        // The repository's own config never runs a command here (git-guard.ts).
+        const refused = unguardable(cwd);
+        if (refused) {
+          reject(
+            new SvcError(
+              'conflict',
+              `the repository's config defines a ${refused}, a name svc cannot switch off on git's command line; svc runs no git in it until that section is removed from .git/config`,
+              { details: { reason: 'unguardable_git_config' } },
+            ),
+          );
+          return;
+        }
         const child = execFile(
           'git',
-          args,
+          guardArgs(cwd, args),
           {
             cwd,
             env: {
-              ...baseEnv,
+              ...guardEnv(baseEnv),
               GIT_TERMINAL_PROMPT: '0',
               GIT_OPTIONAL_LOCKS: '0',
               LC_ALL: 'C',

@@ -1,0 +1,131 @@
+/**
+ * svc's own git calls run no command a repository's config names (src/workspace/git-guard.ts).
+ * A command the agent runs may write `.git/config` (the sandbox lets it: it is the workspace),
+ * and svc runs git outside the sandbox, with its own environment: `core.fsmonitor` ran on the next
+ * run's git summary or `workspace_snapshot`, outside the sandbox and with svc's provider keys
+ * (found by probing, stop 79). Pins, with every hook a repository can name writing a marker file
+ * outside the workspace: the run's git summary, the repo readouts, a checkpoint and its diff, and
+ * the resume summary run none of them and still answer what git says; drivers an included config
+ * file defines are switched off too; a driver name git's command line cannot carry stops svc's git
+ * with a clear refusal; and git gets no secret from svc's environment.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { gitSummary } from '../../src/agent/environment';
+import { createGitRunner } from '../../src/workspace/git';
+import { toolHarness } from '../tools/harness';
+
+/** A repository whose config runs a command for every hook git has, each leaving a marker. */
+function hostileRepo(workspace: string, markers: string, options: { include?: boolean } = {}) {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: workspace, stdio: 'pipe' });
+  const mark = (what: string) => `env > ${join(markers, what)}; `;
+  writeFileSync(join(workspace, '.gitattributes'), '*.txt filter=evil diff=evil merge=evil\n');
+  writeFileSync(join(workspace, 'a.txt'), 'one\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'attributes');
+  git('config', 'core.fsmonitor', `${mark('fsmonitor')}false`);
+  const hooks = join(workspace, '.git', 'hooks');
+  for (const hook of ['post-checkout', 'pre-commit', 'post-commit', 'post-index-change', 'pre-auto-gc']) {
+    writeFileSync(join(hooks, hook), `#!/bin/sh\n${mark(hook)}exit 0\n`);
+    chmodSync(join(hooks, hook), 0o755);
+  }
+  const drivers = [
+    ['filter.evil.clean', `${mark('clean')}cat`],
+    ['filter.evil.smudge', `${mark('smudge')}cat`],
+    ['filter.evil.required', 'true'],
+    ['diff.evil.textconv', `sh -c '${mark('textconv')}cat "$0"'`],
+    ['diff.evil.command', `sh -c '${mark('diffcommand')}true'`],
+    ['merge.evil.driver', `sh -c '${mark('merge')}true'`],
+    ['diff.external', `sh -c '${mark('external')}true'`],
+    ['commit.gpgSign', 'true'],
+    ['gpg.program', `sh -c '${mark('gpg')}false'`],
+  ];
+  if (options.include) {
+    const extra = join(workspace, 'extra.cfg');
+    writeFileSync(
+      extra,
+      drivers
+        .map(
+          ([key, value]) =>
+            `[${key.split('.')[0]} "${key.split('.')[1]}"]\n\t${key.split('.')[2]} = ${JSON.stringify(value)}\n`,
+        )
+        .join(''),
+    );
+    git('config', 'include.path', '../extra.cfg');
+  } else for (const [key, value] of drivers) git('config', key, value);
+  // A change for status, add and diff to see.
+  writeFileSync(join(workspace, 'a.txt'), 'one\ntwo\n');
+}
+
+describe('svc runs no command a repository config names', () => {
+  for (const include of [false, true]) {
+    it(`the git summary, readouts and checkpoints run no fsmonitor, hook or driver${include ? ' (drivers in an included file)' : ''}`, async () => {
+      const markers = mkdtempSync(join(tmpdir(), 'svc-git-markers-'));
+      const h = await toolHarness({
+        git: true,
+        env: { ...process.env, OPENAI_API_KEY: 'sk-should-never-reach-git-4242' } as Record<string, string>,
+      });
+      try {
+        hostileRepo(h.app.workspace, markers, { include });
+        const summary = await gitSummary(h.app.workspace, undefined, { fresh: true });
+        expect(summary?.status).toContain(' M a.txt');
+        const snapshot = (await h.call('workspace_snapshot', {})) as { git: { dirty: boolean } };
+        expect(snapshot.git.dirty).toBe(true);
+        await h.call('get_repo_preflight_status', {});
+        const checkpoint = (await h.call('checkpoint_create', { name: 'before' })) as { id: string };
+        writeFileSync(join(h.app.workspace, 'a.txt'), 'one\ntwo\nthree\n');
+        expect(await h.call('checkpoint_get', { id: checkpoint.id })).toMatchObject({
+          changed_since: [expect.objectContaining({ path: 'a.txt' })],
+        });
+        await h.call('checkpoint_restore', { id: checkpoint.id });
+        expect(readFileSync(join(h.app.workspace, 'a.txt'), 'utf8')).toBe('one\ntwo\n');
+        const runner = createGitRunner(h.app.workspace, h.app.env);
+        expect((await runner.run(['status', '--porcelain'])).stdout).toContain(' M a.txt');
+        expect((await runner.run(['diff', '--stat'])).stdout).toContain('a.txt');
+        expect(readdirSync(markers)).toEqual([]);
+        // Unguarded, the same repository runs them (the test's hooks are real).
+        execFileSync('git', ['status'], { cwd: h.app.workspace, stdio: 'pipe' });
+        expect(readdirSync(markers)).toContain('fsmonitor');
+      } finally {
+        await h.app.close();
+      }
+    });
+  }
+
+  it('a driver name the command line cannot carry stops svc git with a clear refusal', async () => {
+    const h = await toolHarness({ git: true });
+    try {
+      const config = join(h.app.workspace, '.git', 'config');
+      writeFileSync(config, `${execFileSync('cat', [config])}[filter "a=b"]\n\tclean = touch /tmp/never\n`);
+      const runner = createGitRunner(h.app.workspace, h.app.env);
+      await expect(runner.run(['status'])).rejects.toThrow(
+        /the repository's config defines a filter driver "a=b", a name svc cannot switch off on git's command line/,
+      );
+      expect(await gitSummary(h.app.workspace, undefined, { fresh: true })).toBeUndefined();
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('git gets no secret from svc environment', async () => {
+    const markers = mkdtempSync(join(tmpdir(), 'svc-git-env-'));
+    const h = await toolHarness({
+      git: true,
+      env: { ...process.env, OPENAI_API_KEY: 'sk-should-never-reach-git-4242' } as Record<string, string>,
+    });
+    try {
+      // git runs an alias through the shell with its own environment: a window on what git gets.
+      const runner = createGitRunner(h.app.workspace, h.app.env);
+      await runner.run(['-c', `alias.dump=!env > ${join(markers, 'env')}`, 'dump']);
+      const env = execFileSync('cat', [join(markers, 'env')]).toString();
+      expect(env).toContain('PATH=');
+      expect(env).not.toContain('sk-should-never-reach-git');
+      expect(existsSync(join(markers, 'env'))).toBe(true);
+    } finally {
+      await h.app.close();
+    }
+  });
+});
