@@ -78,6 +78,11 @@ export async function readGitState(app: GitStateDeps, git: GitRunner = gitRunner
     allowFail: true,
   });
   const state: GitState = { ...empty, is_repo: true, root, git_dir: gitDir };
+  if (status.code !== 0) {
+    // A repository git cannot read (damaged objects, a broken index) is not a clean one: say why.
+    const why = status.stderr.trim().split('\n').slice(-1)[0] || `exit ${status.code}`;
+    return { ...state, reason: `git status failed: ${why}` };
+  }
   for (const line of status.stdout.split('\n')) {
     if (line.startsWith('# branch.oid ')) {
       const oid = line.slice('# branch.oid '.length).trim();

@@ -88,6 +88,13 @@ export async function buildRepoPreflight(app: WorkspaceReadoutDeps, signal?: Abo
 
 function workingTree(s: GitState): PreflightCheck {
   const detail = { staged: s.staged, unstaged: s.unstaged, untracked: s.untracked, conflicted: s.conflicted };
+  if (s.reason)
+    return {
+      id: 'working_tree',
+      status: 'fail',
+      summary: `git cannot read the working tree (${s.reason}); the repository may be damaged: run git fsck`,
+      detail: { ...detail, reason: s.reason },
+    };
   if (s.conflicted)
     return {
       id: 'working_tree',

@@ -11,7 +11,7 @@
  * - get_repo_preflight_status passes, warns and fails on real repository states.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gitSummary } from '../../src/agent/environment';
@@ -260,6 +260,27 @@ describe('workspace_snapshot', () => {
 
 describe('get_repo_preflight_status', () => {
   const statusOf = (result: any) => Object.fromEntries(result.checks.map((c: any) => [c.id, c.status]));
+
+  it('a repository git cannot read is a failed working tree, not a clean one', async () => {
+    const app = await makeTestApp({ files: { 'a.txt': 'a\n' }, git: true });
+    // Every object overwritten: `git status` fails ("inflate: data stream error").
+    const objects = join(app.workspace, '.git', 'objects');
+    for (const dir of readdirSync(objects).filter((d) => /^[0-9a-f]{2}$/.test(d)))
+      for (const file of readdirSync(join(objects, dir))) {
+        const path = join(objects, dir, file);
+        chmodSync(path, 0o644);
+        writeFileSync(path, 'garbage');
+      }
+    const result = await call(app, 'get_repo_preflight_status');
+    expect(result.status).toBe('fail');
+    const tree = result.checks.find((c: any) => c.id === 'working_tree');
+    expect(tree.status).toBe('fail');
+    expect(tree.summary).toMatch(
+      /^git cannot read the working tree \(git status failed: .+\); the repository may be damaged: run git fsck$/,
+    );
+    const snapshot = await call(app, 'workspace_snapshot');
+    expect(snapshot.git.reason).toMatch(/^git status failed: /);
+  });
 
   it('fails outside a git repository', async () => {
     const app = await makeTestApp({ files: { 'a.txt': 'a\n' } });
