@@ -33,7 +33,16 @@ export class StrictStdioServerTransport implements Transport {
     private readonly stdout: Writable,
   ) {}
 
+  /** The rest of a line over the limit is dropped up to its newline, never read as new lines. */
+  private discarding = false;
+
   private readonly onData = (chunk: Buffer) => {
+    if (this.discarding) {
+      const end = chunk.indexOf(0x0a);
+      if (end === -1) return;
+      this.discarding = false;
+      chunk = chunk.subarray(end + 1);
+    }
     this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
     for (;;) {
       const end = this.buffer.indexOf(0x0a);
@@ -44,6 +53,7 @@ export class StrictStdioServerTransport implements Transport {
     }
     if (this.buffer.length > MAX_LINE_BYTES) {
       this.buffer = Buffer.alloc(0);
+      this.discarding = true;
       void this.send(errorFrame(null, -32700, `Parse error: a line over ${MAX_LINE_BYTES} bytes`));
     }
   };
