@@ -105,9 +105,22 @@ function parseHeaders(spec: string | undefined): Record<string, string> {
   for (const pair of (spec ?? '').split(',')) {
     const eq = pair.indexOf('=');
     if (eq <= 0) continue;
-    headers[decodeURIComponent(pair.slice(0, eq).trim())] = decodeURIComponent(pair.slice(eq + 1).trim());
+    headers[decodeLenient(pair.slice(0, eq).trim())] = decodeLenient(pair.slice(eq + 1).trim());
   }
   return headers;
+}
+
+/**
+ * A percent-encoded header name or value (the OTLP exporter convention), as written when it does
+ * not decode: a stray `%` in a token is the user's value, not a reason for svc not to start
+ * (`decodeURIComponent` threw, and every command ended in "internal error: URI malformed").
+ */
+function decodeLenient(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 export function createTelemetry(deps: TelemetryDeps): Telemetry {
