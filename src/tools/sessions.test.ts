@@ -35,6 +35,22 @@ describe('sessions tools', () => {
     }
   });
 
+  it('create_session checks its model as update_session does: one no provider serves is refused, nothing made', async () => {
+    const { app } = await agentApp([]);
+    const refused = call(app, 'create_session', { title: 'x', model: 'nope/zz' });
+    await expect(refused).rejects.toMatchObject({ code: 'not_found' });
+    expect((await call(app, 'list_sessions')).sessions.map((s: { title: string }) => s.title)).not.toContain(
+      'x',
+    );
+    const { session } = await call(app, 'create_session', { title: 'y', model: 'fake/m1' });
+    expect(session.model).toBe('fake/m1');
+    await expect(
+      call(app, 'update_session', { session_id: session.id, model: 'nope/zz' }),
+    ).rejects.toMatchObject({
+      code: 'not_found',
+    });
+  });
+
   it('TOOLS-48: message supports send, list, inspect, update and delete', async () => {
     const { app } = await agentApp([reply().text('pong')]);
     const { session } = await call(app, 'create_session', { title: 'chat', switch: true });

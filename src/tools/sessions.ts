@@ -48,6 +48,9 @@ export const createSession = defineTool({
   run: async (ctx, input) => {
     const { app } = ctx;
     if (input.agent) agentKind(app.config, input.agent, 'primary');
+    // As update_session checks it: a session made with a model no provider serves failed only at
+    // its first run.
+    if (input.model) await app.models.resolve({ selector: input.model });
     const session = await app.agent.createSession({
       title: input.title,
       parent_id: input.parent_id,
