@@ -198,6 +198,16 @@ describe('hostile HTTP requests', () => {
     expect(JSON.parse(bad.body).error.message).toContain('expected a percent-encoded path segment');
   });
 
+  it('a number in the query is decimal: 0x10, 1e3 and Infinity are a 400 naming the parameter', async () => {
+    const { url, host } = await openServer({ auth: 'none' });
+    for (const limit of ['0x10', '1e3', 'Infinity', '0b1']) {
+      const answer = await raw(url, { path: `/v1/sessions?limit=${limit}`, headers: { host } });
+      expect(answer.status, limit).toBe(400);
+      expect(JSON.parse(answer.body).error.message).toContain('limit');
+    }
+    expect((await raw(url, { path: '/v1/sessions?limit=16', headers: { host } })).status).toBe(200);
+  });
+
   it('a request Node cannot parse, or with a Host that is no host name, is a 400 with a JSON body', async () => {
     const { url } = await openServer({ auth: 'none' });
     const parse = await rawSocket(url, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: x\r\n\r\n');

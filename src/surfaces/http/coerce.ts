@@ -18,6 +18,9 @@ export function fieldKinds(schema: z.ZodType): Map<string, Kind> {
   return kinds;
 }
 
+/** A decimal number as a query parameter writes one: `-12`, `3.5`, `+4`. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)$/;
+
 export function coerceQuery(
   schema: z.ZodType,
   query: Record<string, string[]>,
@@ -33,7 +36,8 @@ export function coerceQuery(
       case 'integer':
       case 'number': {
         if (value.trim() === '') continue;
-        const n = Number(value);
+        // Decimal only: `Number` also reads `0x10`, `0b1`, `1e3` and `Infinity`.
+        const n = DECIMAL.test(value.trim()) ? Number(value) : Number.NaN;
         if (!Number.isFinite(n) || (kind === 'integer' && !Number.isInteger(n))) {
           issues.push(conversionIssue(key, kind, value));
         } else out[key] = n;
