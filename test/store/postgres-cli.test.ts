@@ -86,7 +86,7 @@ describe.skipIf(!pg.available)('PostgreSQL store from the CLI', () => {
     expect(existsSync(join(workspace, 'data', 'svc.db'))).toBe(false);
   });
 
-  it('STORE-PG-31: a wrong URL is a clear error at start (host, port, database; password masked; no stack)', async () => {
+  it('STORE-PG-31, STORE-PG-919: a wrong URL is a clear error at start (host, port, database; password masked; no stack); plain doctor names it as one problem', async () => {
     const cluster = pg.cluster();
     const workspace = tmpWorkspace();
     const unreachable = env(workspace, { SVC_STORE_URL: `postgres://svc:${PASSWORD}@127.0.0.1:1/svc_prod` });
@@ -102,6 +102,14 @@ describe.skipIf(!pg.available)('PostgreSQL store from the CLI', () => {
     expect(doctor.code).toBe(1);
     expect(doctor.stdout).toContain('reached  no');
     expect(doctor.stdout).toContain('problem  cannot reach PostgreSQL at 127.0.0.1:1');
+    // Plain doctor checks everything else and names the store as one problem (STORE-PG-919).
+    const plain = await runBin(['doctor'], { cwd: workspace, env: unreachable });
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toMatch(
+      /^ {2}✗ store {6}cannot reach PostgreSQL at 127\.0\.0\.1:1 \(database "svc_prod"/m,
+    );
+    expect(plain.stdout).toMatch(/^ {2}✓ sandbox|^ {2}! sandbox|^ {2}✗ sandbox/m);
+    expect(plain.stdout).toMatch(/^ {2}[✓!] node /m);
 
     const missing = env(workspace, { SVC_STORE_URL: cluster.urlOf('no_such_db') });
     const noDb = await runBin(['service', 'start', 'http', '--port', '0'], { cwd: workspace, env: missing });
@@ -111,7 +119,7 @@ describe.skipIf(!pg.available)('PostgreSQL store from the CLI', () => {
         `^svc: PostgreSQL at 127\\.0\\.0\\.1:${cluster.port} \\(database "no_such_db".*does not exist; create it`,
       ),
     );
-    for (const output of [start, doctor, noDb]) {
+    for (const output of [start, doctor, plain, noDb]) {
       noStack(output.stderr);
       expect(output.stdout + output.stderr).not.toContain(PASSWORD);
     }

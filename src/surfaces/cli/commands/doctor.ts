@@ -12,6 +12,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import type { SandboxStatus } from '../../../sandbox/sandbox';
 import { checkDatabase, type DatabaseCheck } from '../../../store/integrity';
 import { checkStore, type StoreCheck } from '../../../store/store-check';
+import { isPostgresUrl } from '../../../store/store-url';
 import type { CliRegistrar } from '../context';
 import { nodeRuntimeCheck } from './node-runtime';
 
@@ -40,8 +41,10 @@ export const registerDoctor: CliRegistrar = (program, ctx) => {
     .option('--json', 'print the report as JSON')
     .option('--store', 'check the store instead: SQLite file, or PostgreSQL connectivity, schema and lag')
     .action(async (opts: { json?: boolean; store?: boolean }) => {
-      // --store inspects the store itself: the App must not connect to (or migrate) PostgreSQL.
-      const app = await ctx.app(opts.store ? { connectStore: false } : {});
+      // The App never connects to (or migrates) PostgreSQL here: --store inspects the store itself,
+      // and a store that cannot be reached is one of the problems doctor reports, not a reason it
+      // cannot run (it ended with the connection error and checked nothing else).
+      const app = await ctx.app({ connectStore: false });
       if (opts.store) {
         const store = await checkStore(app.config.store, app.dataDir);
         ctx.exitCode = store.ok ? 0 : 1;
@@ -57,6 +60,8 @@ export const registerDoctor: CliRegistrar = (program, ctx) => {
         sandboxCheck(sandbox),
         nodeRuntimeCheck(process.versions.node, new Date()),
       ];
+      if (isPostgresUrl(app.config.store.url))
+        checks.splice(2, 0, postgresCheck(await checkStore(app.config.store, app.dataDir)));
       const report: DoctorReport = {
         ok: !checks.some((c) => c.status === 'error'),
         data_dir: app.dataDir,
@@ -112,6 +117,22 @@ function storeLines(store: StoreCheck): string[] {
   }
   if (store.detail) lines.push(`  ${(store.ok ? 'note' : 'problem').padEnd(8)} ${store.detail}`);
   return lines;
+}
+
+/** The PostgreSQL store in one line: reached and its schema, or why not (`--store` says more). */
+function postgresCheck(store: StoreCheck): DoctorCheck {
+  if (!store.ok)
+    return {
+      name: 'store',
+      status: 'error',
+      detail: store.detail ?? 'not usable: svc doctor --store says more',
+    };
+  const schema = `schema ${store.schema_version ?? 'none'} of ${store.binary_schema_version}`;
+  return {
+    name: 'store',
+    status: 'ok',
+    detail: `${store.location}: reached, ${schema}, ${store.role ?? 'primary'}`,
+  };
 }
 
 function dataDirCheck(dir: string): DoctorCheck {
