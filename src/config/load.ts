@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { SvcError } from '../errors';
+import { getPath, isTable, mergeInto, setPath, stripPaths } from './config-tree';
 import { type Config, configSchema } from './schema';
 import { parseBySection } from './section-parse';
 import { locateKey, splitKey } from './toml-locate';
@@ -327,37 +328,6 @@ export function configError(issue: ConfigIssue): SvcError {
 
 // ---- helpers -------------------------------------------------------------------------------
 
-const isTable = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
-
-function mergeInto(
-  base: Record<string, unknown>,
-  next: Record<string, unknown>,
-  path: string[],
-  provenance: Map<string, ConfigSource>,
-  source: ConfigSource,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(next)) {
-    const here = [...path, key];
-    if (isTable(value) && Object.keys(value).length > 0) {
-      out[key] = mergeInto(
-        isTable(out[key]) ? (out[key] as Record<string, unknown>) : {},
-        value,
-        here,
-        provenance,
-        source,
-      );
-    } else {
-      // A scalar, array or empty table replaces what was there; earlier leaves below it are gone.
-      for (const k of [...provenance.keys()]) if (k.startsWith(`${here.join('.')}.`)) provenance.delete(k);
-      out[key] = value;
-      provenance.set(here.join('.'), source);
-    }
-  }
-  return out;
-}
-
 function interpolateTree(
   node: Record<string, unknown> | unknown[],
   env: Record<string, string | undefined>,
@@ -431,40 +401,6 @@ function parseOverride(
     // Not a TOML value: take it as a bare string, which is what people mean by -c model=foo/bar.
   }
   return { ok: true, path, value };
-}
-
-export function setPath(
-  tree: Record<string, unknown>,
-  path: readonly string[],
-  value: unknown,
-): Record<string, unknown> {
-  let node = tree;
-  for (const key of path.slice(0, -1)) {
-    if (!isTable(node[key])) node[key] = {};
-    node = node[key] as Record<string, unknown>;
-  }
-  node[path[path.length - 1]] = value;
-  return tree;
-}
-
-export function getPath(tree: unknown, path: readonly string[]): unknown {
-  let node = tree;
-  for (const key of path) {
-    if (!isTable(node) && !Array.isArray(node)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
-}
-
-function stripPaths(tree: unknown, paths: readonly (readonly PropertyKey[])[]): Record<string, unknown> {
-  const copy = structuredClone(tree) as Record<string, unknown>;
-  for (const path of paths) {
-    if (path.length === 0) continue;
-    const parent = getPath(copy, path.slice(0, -1).map(String));
-    if (isTable(parent)) delete parent[String(path[path.length - 1])];
-    else if (Array.isArray(parent)) parent.splice(Number(path[path.length - 1]), 1);
-  }
-  return copy;
 }
 
 function findSource(provenance: Map<string, ConfigSource>, path: string[]): ConfigSource | undefined {

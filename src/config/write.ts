@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import { SvcError } from '../errors';
 import { sameItems } from '../util/arrays';
-import { getPath, setPath } from './load';
+import { getPath, setPath } from './config-tree';
 import { configSchema } from './schema';
 import { splitKey } from './toml-locate';
 

@@ -1,0 +1,73 @@
+/**
+ * The merged config tree: merging one source's tree into it (keeping each leaf's source) and
+ * reading, writing and removing keys by path.
+ * @module
+ */
+export const isTable = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+
+/** `Source` is load.ts's ConfigSource; generic so this file does not import load.ts (a cycle). */
+export function mergeInto<Source>(
+  base: Record<string, unknown>,
+  next: Record<string, unknown>,
+  path: string[],
+  provenance: Map<string, Source>,
+  source: Source,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(next)) {
+    const here = [...path, key];
+    if (isTable(value) && Object.keys(value).length > 0) {
+      out[key] = mergeInto(
+        isTable(out[key]) ? (out[key] as Record<string, unknown>) : {},
+        value,
+        here,
+        provenance,
+        source,
+      );
+    } else {
+      // A scalar, array or empty table replaces what was there; earlier leaves below it are gone.
+      for (const k of [...provenance.keys()]) if (k.startsWith(`${here.join('.')}.`)) provenance.delete(k);
+      out[key] = value;
+      provenance.set(here.join('.'), source);
+    }
+  }
+  return out;
+}
+
+export function setPath(
+  tree: Record<string, unknown>,
+  path: readonly string[],
+  value: unknown,
+): Record<string, unknown> {
+  let node = tree;
+  for (const key of path.slice(0, -1)) {
+    if (!isTable(node[key])) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]] = value;
+  return tree;
+}
+
+export function getPath(tree: unknown, path: readonly string[]): unknown {
+  let node = tree;
+  for (const key of path) {
+    if (!isTable(node) && !Array.isArray(node)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+export function stripPaths(
+  tree: unknown,
+  paths: readonly (readonly PropertyKey[])[],
+): Record<string, unknown> {
+  const copy = structuredClone(tree) as Record<string, unknown>;
+  for (const path of paths) {
+    if (path.length === 0) continue;
+    const parent = getPath(copy, path.slice(0, -1).map(String));
+    if (isTable(parent)) delete parent[String(path[path.length - 1])];
+    else if (Array.isArray(parent)) parent.splice(Number(path[path.length - 1]), 1);
+  }
+  return copy;
+}
