@@ -54,6 +54,29 @@ function forgetBelow<Source>(
   }
 }
 
+/**
+ * How deep a config tree may nest. The walks over it (interpolation, merge, validation, the
+ * redactor, explain) recurse, and a header `[options.a.a.a…]` 5,000 levels deep overflowed the
+ * stack ("internal error: Maximum call stack size exceeded"). Real configs nest under ten.
+ */
+export const MAX_CONFIG_DEPTH = 64;
+
+/** The key path of the first value nested deeper than MAX_CONFIG_DEPTH, or undefined. */
+export function tooDeepPath(tree: Record<string, unknown>): string[] | undefined {
+  // Iterative: this is the check that keeps the recursive walks safe.
+  const pending: [Record<string, unknown> | unknown[], string[]][] = [[tree, []]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [node, path] = next;
+    for (const [key, value] of Object.entries(node)) {
+      if (!isTable(value) && !Array.isArray(value)) continue;
+      const here = [...path, key];
+      if (here.length >= MAX_CONFIG_DEPTH) return here;
+      pending.push([value, here]);
+    }
+  }
+  return undefined;
+}
+
 export function setPath(
   tree: Record<string, unknown>,
   path: readonly string[],

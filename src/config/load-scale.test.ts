@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../../test/helpers/make-test-app';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
+import { SvcError } from '../errors';
 import { loadConfig } from './load';
 
 function setup(files: Record<string, string>) {
@@ -34,5 +35,55 @@ describe('config merge at scale', () => {
     const keys = [...loaded.provenance.keys()].filter((k) => k.startsWith('options.'));
     expect(keys.sort()).toEqual(['options.x', 'options.xy.c']);
     expect(loaded.provenance.get('options.x')?.path).toBe(join(workspace, '.svc', 'svc.toml'));
+  });
+});
+
+describe('config nesting', () => {
+  const deepHeader = (levels: number) => `[options.${Array(levels).fill('a').join('.')}]\nx = 1\n`;
+  const message = `options.a.a.a.a.a.…: nests deeper than 64 levels, the most svc reads; write it with fewer levels`;
+
+  it('refuses a table 5,000 levels deep as a config error naming the file and the key', () => {
+    const { workspace, env } = setup({ 'svc.toml': deepHeader(5000) });
+    let error: unknown;
+    try {
+      loadConfig({ workspace, env });
+    } catch (e) {
+      error = e;
+    }
+    expect(SvcError.is(error)).toBe(true);
+    expect((error as SvcError).exitCode).toBe(2);
+    expect((error as SvcError).message).toBe(`config: ${join(workspace, 'svc.toml')}: ${message}`);
+  });
+
+  it('reports it in tolerant mode and loads the rest', () => {
+    const { workspace, env } = setup({
+      'svc.toml': deepHeader(5000),
+      '.svc/svc.toml': '[options]\nmax_steps = 4\n',
+    });
+    const loaded = loadConfig({ workspace, env }, { tolerant: true });
+    expect(loaded.errors).toEqual([
+      { key: 'options.a.a.a.a.a.…', message, file: join(workspace, 'svc.toml') },
+    ]);
+    expect(loaded.files.find((f) => f.path === join(workspace, 'svc.toml'))?.error).toBe(message);
+    expect(loaded.config.options.max_steps).toBe(4);
+  });
+
+  it('refuses a -c key path that deep', () => {
+    const { workspace, env } = setup({});
+    const key = `options.${Array(5000).fill('a').join('.')}`;
+    expect(() => loadConfig({ workspace, env, overrides: [`${key}=1`] })).toThrowError(
+      `config: -c ${message}`,
+    );
+  });
+
+  it('reads a key path 64 parts long and refuses one of 65', () => {
+    const { workspace, env } = setup({ 'svc.toml': deepHeader(62) });
+    const loaded = loadConfig({ workspace, env });
+    expect(loaded.warnings).toEqual([
+      `unknown config key options.a (in ${join(workspace, 'svc.toml')}); ignored`,
+    ]);
+    expect(() =>
+      loadConfig({ workspace, env: { ...env }, overrides: [`x.${Array(64).fill('a').join('.')}=1`] }),
+    ).toThrow(/nests deeper than 64 levels/);
   });
 });

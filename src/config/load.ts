@@ -11,7 +11,15 @@ import { join, resolve } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { SvcError } from '../errors';
-import { getPath, isTable, mergeInto, setPath, stripPaths } from './config-tree';
+import {
+  getPath,
+  isTable,
+  MAX_CONFIG_DEPTH,
+  mergeInto,
+  setPath,
+  stripPaths,
+  tooDeepPath,
+} from './config-tree';
 import { type Config, configSchema } from './schema';
 import { parseBySection } from './section-parse';
 import { locateKey, splitKey } from './toml-locate';
@@ -174,6 +182,12 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
       fail({ message: `TOML syntax error: ${reason}`, file: path, line });
       return;
     }
+    const deep = nestingIssue(tree);
+    if (deep) {
+      status.error = deep.message;
+      fail({ ...deep, file: path });
+      return;
+    }
     const problems = interpolateTree(tree, input.env, [], interpolated);
     for (const p of problems) {
       const issue = { ...p, file: path, line: locateKey(text, splitPath(p.key)) };
@@ -185,7 +199,9 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
 
   for (const extra of input.layers?.() ?? []) {
     warnings.push(...(extra.warnings ?? []));
-    layer(structuredClone(extra.tree), extra.source);
+    const deep = nestingIssue(extra.tree);
+    if (deep) fail({ ...deep, file: extra.source.path ?? extra.source.label });
+    else layer(structuredClone(extra.tree), extra.source);
   }
   readFile(globalConfigPath(input.env), 'global', 'global', false);
   readFile(resolve(input.workspace, 'svc.toml'), 'workspace', 'workspace', false);
@@ -224,7 +240,10 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
       fail({ message: parsed.error, key: override });
       continue;
     }
-    layer(setPath({}, parsed.path, parsed.value), { kind: 'override', label: `-c ${parsed.path.join('.')}` });
+    const tree = setPath({}, parsed.path, parsed.value);
+    const deep = nestingIssue(tree);
+    if (deep) fail({ ...deep, message: `-c ${deep.message}` });
+    else layer(tree, { kind: 'override', label: `-c ${parsed.path.join('.')}` });
   }
 
   const validated = validate(merged, provenance, texts, warnings);
@@ -327,6 +346,17 @@ export function configError(issue: ConfigIssue): SvcError {
 }
 
 // ---- helpers -------------------------------------------------------------------------------
+
+/** A tree too deep to walk, as an issue naming the start of its key path. */
+function nestingIssue(tree: Record<string, unknown>): ConfigIssue | undefined {
+  const path = tooDeepPath(tree);
+  if (!path) return undefined;
+  const key = `${path.slice(0, 6).join('.')}.…`;
+  return {
+    key,
+    message: `${key}: nests deeper than ${MAX_CONFIG_DEPTH} levels, the most svc reads; write it with fewer levels`,
+  };
+}
 
 function interpolateTree(
   node: Record<string, unknown> | unknown[],
