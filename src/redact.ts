@@ -77,7 +77,7 @@ export function createRedactor(initial: Iterable<string> = []): Redactor {
 }
 
 /** `keychain:x` and `${ENV}` are references, not secrets: showing them is how provenance is explained. */
-function isSentinel(value: string): boolean {
+export function isSentinel(value: string): boolean {
   return /^keychain:[\w.-]+$/.test(value) || /^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$/.test(value);
 }
 
@@ -85,4 +85,111 @@ function isSentinel(value: string): boolean {
 export function maskSecret(secret: string): string {
   if (secret.length < 12) return REDACTED;
   return `${REDACTED}…${secret.slice(-4)}`;
+}
+
+// Query parameters that carry a credential: `?token=`, `&api_key=`, `&X-Amz-Signature=`, `&sig=`.
+const SECRET_PARAM =
+  /(token|secret|passw(or)?d|pwd|(^|[_.-])(key|api_?key|apikey|auth|authorization|sig|signature|credentials?))$/i;
+// Flags whose value is a credential: `--api-key x`, `--token=x`, `--db-password x`, `--github-token x`.
+const SECRET_FLAG =
+  /^--?([a-z0-9]+[-_])*(api[-_]?key|apikey|key|token|secret|password|passwd|pwd|auth|credentials?)$/i;
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
+
+/**
+ * Every URL in the text with its password and its credential query parameters masked
+ * (`https://user:[REDACTED]@host/p?token=[REDACTED]…9f2a&mode=x`). For readouts of config values;
+ * the runtime keeps the real URL.
+ */
+export function maskUrlSecrets(text: string): string {
+  if (!text.includes('://')) return text;
+  return text.replace(URL_IN_TEXT, (url) => {
+    let out = '';
+    let at = 0;
+    for (const span of urlSecretSpans(url)) {
+      out += url.slice(at, span.start) + maskSecret(span.value);
+      at = span.end;
+    }
+    return out + url.slice(at);
+  });
+}
+
+/** The password and credential query values of every URL in the text, for the redactor to learn. */
+export function urlSecrets(text: string): string[] {
+  if (!text.includes('://')) return [];
+  return [...text.matchAll(URL_IN_TEXT)].flatMap(([url]) =>
+    urlSecretSpans(url).flatMap((span) => [span.value, decode(span.value)]),
+  );
+}
+
+/** A command's arguments with the value of each credential flag masked (`--api-key x`, `--token=x`). */
+export function maskSecretArgs(args: readonly string[]): string[] {
+  const secret = new Set(secretArgIndexes(args));
+  return args.map((arg, i) => {
+    if (!secret.has(i)) return arg;
+    const eq = arg.startsWith('-') ? arg.indexOf('=') : -1;
+    return eq > 0 ? `${arg.slice(0, eq + 1)}${maskSecret(arg.slice(eq + 1))}` : maskSecret(arg);
+  });
+}
+
+/** The values of a command's credential flags, for the redactor to learn. */
+export function argSecrets(args: readonly string[]): string[] {
+  return secretArgIndexes(args).map((i) => {
+    const arg = args[i];
+    const eq = arg.startsWith('-') ? arg.indexOf('=') : -1;
+    return eq > 0 ? arg.slice(eq + 1) : arg;
+  });
+}
+
+function secretArgIndexes(args: readonly string[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const eq = arg.startsWith('-') ? arg.indexOf('=') : -1;
+    if (eq > 0) {
+      if (SECRET_FLAG.test(arg.slice(0, eq)) && eq < arg.length - 1) out.push(i);
+    } else if (SECRET_FLAG.test(arg) && i + 1 < args.length && !args[i + 1].startsWith('--')) {
+      out.push(i + 1);
+      i++;
+    }
+  }
+  return out;
+}
+
+/** Where a URL's password and credential query values are, in order. */
+function urlSecretSpans(url: string): { start: number; end: number; value: string }[] {
+  const spans: { start: number; end: number; value: string }[] = [];
+  const authorityStart = url.indexOf('://') + 3;
+  const authorityEnd = findEnd(url, authorityStart, '/?#');
+  const at = url.lastIndexOf('@', authorityEnd - 1);
+  if (at >= authorityStart) {
+    const colon = url.indexOf(':', authorityStart);
+    if (colon >= 0 && colon < at - 1)
+      spans.push({ start: colon + 1, end: at, value: url.slice(colon + 1, at) });
+  }
+  const query = url.indexOf('?', authorityEnd);
+  if (query < 0) return spans;
+  const queryEnd = findEnd(url, query + 1, '#');
+  let start = query + 1;
+  while (start < queryEnd) {
+    const end = findEnd(url, start, '&#');
+    const pair = url.slice(start, Math.min(end, queryEnd));
+    const eq = pair.indexOf('=');
+    if (eq > 0 && eq < pair.length - 1 && SECRET_PARAM.test(decode(pair.slice(0, eq))))
+      spans.push({ start: start + eq + 1, end: start + pair.length, value: pair.slice(eq + 1) });
+    start = end + 1;
+  }
+  return spans;
+}
+
+function findEnd(text: string, from: number, stops: string): number {
+  for (let i = from; i < text.length; i++) if (stops.includes(text[i])) return i;
+  return text.length;
+}
+
+function decode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

@@ -7,7 +7,7 @@
 import type { LoadedConfig } from '../config/load';
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
-import type { Redactor } from '../redact';
+import { argSecrets, type Redactor, urlSecrets } from '../redact';
 import { storeUrlPassword } from '../store/store-url';
 import { allowlistProblems } from '../tools/core/aliases';
 
@@ -38,6 +38,9 @@ export function seedSecrets(
   }
   for (const server of Object.values(loaded.config.mcp)) {
     for (const v of Object.values(server.headers ?? {})) redactor.add(v);
+    // Logs, errors and process labels carry the command line and URL too (readouts mask them).
+    for (const v of argSecrets(server.args ?? [])) redactor.add(v);
+    for (const v of urlSecrets(server.url ?? '')) redactor.add(v);
     for (const [k, v] of Object.entries(server.env ?? {})) if (SECRET_ENV.test(k)) redactor.add(v);
     redactor.add(server.oauth?.client_secret);
   }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { SvcError } from '../errors';
-import type { Redactor } from '../redact';
+import { isSentinel, maskSecret, maskSecretArgs, maskUrlSecrets, type Redactor } from '../redact';
 import { objectFields, unwrapSchema } from '../util/zod-shape';
 import type { ConfigSource, LoadedConfig } from './load';
 import { configSchema } from './schema';
@@ -25,7 +25,9 @@ export function explainConfig(loaded: LoadedConfig, redactor: Redactor, key?: st
     const last = path[path.length - 1] ?? '';
     fields.push({
       key: k,
-      value: (redactor.value({ [last]: value }) as Record<string, unknown>)[last],
+      value: (redactor.value({ [last]: maskConfigValue(path, value, redactor) }) as Record<string, unknown>)[
+        last
+      ],
       source: source ? (source.path ?? source.label) : 'default',
       source_kind: source?.kind ?? 'default',
     });
@@ -39,6 +41,30 @@ export function explainConfig(loaded: LoadedConfig, redactor: Redactor, key?: st
     throw new SvcError('not_found', `key: no config field "${key}"; see svc config explain for the list`);
   }
   return matches;
+}
+
+/**
+ * A config value as a readout shows it. The redactor masks fields named like secrets and values it
+ * has learned; these credentials have neither: a URL's password and `?token=`, an MCP server's
+ * `env` (credentials by nature, whatever their names; a `keychain:` reference stays shown) and the
+ * value of an `args` flag like `--api-key`.
+ */
+export function maskConfigValue(path: readonly string[], value: unknown, redactor: Redactor): unknown {
+  if (path[0] === 'mcp' && path[2] === 'env' && path.length === 4 && typeof value === 'string') {
+    // A value from `${ENV}` is one the redactor knows: it stays fully redacted, as before.
+    const known = redactor.string(value) !== value;
+    return value === '' || known || isSentinel(value) ? value : maskSecret(value);
+  }
+  if (path[0] === 'mcp' && path[2] === 'args' && path.length === 3 && Array.isArray(value))
+    return maskSecretArgs(value.map(String)).map(maskUrlSecrets);
+  return maskUrls(value);
+}
+
+function maskUrls(value: unknown): unknown {
+  if (typeof value === 'string') return maskUrlSecrets(value);
+  if (Array.isArray(value)) return value.map(maskUrls);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskUrls(v)]));
 }
 
 /** Leaves are scalars, arrays and empty tables. */

@@ -9,6 +9,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
+import { maskSecretArgs, maskUrlSecrets } from '../redact';
 import type { McpAuthStore } from './auth-store';
 import type { SvcOAuthProvider } from './oauth-provider';
 
@@ -34,10 +35,14 @@ export function transportType(config: McpServerConfig): McpTransportType {
   return config.type ?? (config.url && !config.command ? 'http' : 'stdio');
 }
 
+/**
+ * The command line or URL as `svc mcp list` and the status readouts show it: credentials in the
+ * URL and the values of flags like `--api-key` are masked (the transport uses the config as is).
+ */
 export function targetOf(config: McpServerConfig): string {
   return transportType(config) === 'stdio'
-    ? [config.command ?? '', ...(config.args ?? [])].join(' ').trim()
-    : (config.url ?? '');
+    ? [config.command ?? '', ...maskSecretArgs(config.args ?? [])].join(' ').trim()
+    : maskUrlSecrets(config.url ?? '');
 }
 
 /** The server's transport, not yet started; throws SvcError (config) or NeedsAuth. */

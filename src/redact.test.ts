@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { argSecrets, maskSecretArgs, maskUrlSecrets, urlSecrets } from './redact';
+
+describe('maskUrlSecrets', () => {
+  it('masks the password and the credential query values of a URL', () => {
+    expect(maskUrlSecrets('https://user:pw-in-url-555@example.com/mcp?token=query-secret-666&mode=x')).toBe(
+      'https://user:[REDACTED]…-555@example.com/mcp?token=[REDACTED]…-666&mode=x',
+    );
+  });
+
+  it('masks signature, key and auth parameters and leaves the others', () => {
+    expect(
+      maskUrlSecrets(
+        'see https://b.example/c?X-Amz-Signature=abcdef0123456789&key=k1&monkey=banana&auth=x#token=frag',
+      ),
+    ).toBe(
+      'see https://b.example/c?X-Amz-Signature=[REDACTED]…6789&key=[REDACTED]&monkey=banana&auth=[REDACTED]#token=frag',
+    );
+  });
+
+  it('leaves a URL with no credential as it is', () => {
+    for (const text of [
+      'http://127.0.0.1:11434/v1',
+      'ollama=http://127.0.0.1:11434/v1',
+      'postgres://u@h:5432/db',
+      'https://h/p?token=',
+      'not a url',
+    ])
+      expect(maskUrlSecrets(text)).toBe(text);
+  });
+
+  it('gives the secrets, also percent-decoded, for the redactor', () => {
+    expect(urlSecrets('https://u:p%40ss-word@h/?api_key=abc&sig=zz')).toEqual([
+      'p%40ss-word',
+      'p@ss-word',
+      'abc',
+      'abc',
+      'zz',
+      'zz',
+    ]);
+  });
+});
+
+describe('maskSecretArgs', () => {
+  const args = [
+    'server.js',
+    '--api-key',
+    'arg-secret-7171',
+    '--token=arg-tok-7272',
+    '--verbose',
+    '--github-token',
+    'ghp-short',
+    '--key-file',
+    'k.pem',
+    '-p',
+    '8080',
+    '--password',
+    '--other',
+  ];
+
+  it('masks the value after a credential flag and in --flag=value', () => {
+    expect(maskSecretArgs(args)).toEqual([
+      'server.js',
+      '--api-key',
+      '[REDACTED]…7171',
+      '--token=[REDACTED]…7272',
+      '--verbose',
+      '--github-token',
+      '[REDACTED]',
+      '--key-file',
+      'k.pem',
+      '-p',
+      '8080',
+      '--password',
+      '--other',
+    ]);
+  });
+
+  it('gives the values for the redactor', () => {
+    expect(argSecrets(args)).toEqual(['arg-secret-7171', 'arg-tok-7272', 'ghp-short']);
+  });
+});
