@@ -31,6 +31,11 @@ export interface ProtectedPaths {
   list(): ProtectedPath[];
   /** The protected location `abs` is in (after symlinks), or undefined. */
   find(abs: string): ProtectedPath | undefined;
+  /**
+   * `find` for many real paths (a search's every result): the list is taken once, and each path is
+   * already real, so a check costs no system call.
+   */
+  matcher(): (real: string) => ProtectedPath | undefined;
   /** Protected locations strictly inside `dir` (a recursive walk of `dir` would reach them). */
   inside(dir: string): ProtectedPath[];
 }
@@ -119,18 +124,21 @@ export function createProtectedPaths(deps: ProtectedPathsDeps): ProtectedPaths {
     return out;
   };
   const workspace = realOf(deps.workspace);
-  return {
-    list,
-    find(abs) {
-      const real = realOf(abs);
-      return list().find(
-        (p) =>
+  const matcher = () => {
+    // A location that holds the workspace (a worktree inside the data dir) protects the rest of it.
+    const entries = list().map((p) => ({ p, holdsWorkspace: within(p.path, workspace) }));
+    return (real: string) =>
+      entries.find(
+        ({ p, holdsWorkspace }) =>
           within(p.path, real) &&
           !readableDataOutput(p, real) &&
-          // A location that holds the workspace (a worktree inside the data dir) protects the rest of it.
-          !(within(p.path, workspace) && within(workspace, real)),
-      );
-    },
+          !(holdsWorkspace && within(workspace, real)),
+      )?.p;
+  };
+  return {
+    list,
+    matcher,
+    find: (abs) => matcher()(realOf(abs)),
     inside(dir) {
       const real = realOf(dir);
       return list().filter((p) => p.path !== real && within(real, p.path));

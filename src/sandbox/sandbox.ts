@@ -101,6 +101,8 @@ export interface Sandbox {
   protectedEntries(): ProtectedEntry[];
   /** The protected location a real path is in, for every tool (the data dir's tool output is not). */
   protectedPath(real: string): ProtectedPath | undefined;
+  /** `protectedPath` for many real paths (a search's results), the list taken once. */
+  protectedMatcher(): (real: string) => ProtectedPath | undefined;
   /** Can a command read this variable without asking (the scrubbed environment passes it)? */
   visibleVariable(name: string): boolean;
   network(): 'none' | 'host';
@@ -215,6 +217,7 @@ export function createSandbox(deps: SandboxDeps): Sandbox {
           : {}),
       })),
     protectedPath: (real) => protectedPaths.find(real),
+    protectedMatcher: () => protectedPaths.matcher(),
     visibleVariable: (name) => visibleVariable(name, envPolicy()),
     network: () => deps.config().options.sandbox.network,
     forWorkspace: (workspace, ownDataDir) =>

@@ -1,17 +1,17 @@
 /**
  * Listing and searching the workspace with ripgrep: `ls` (a tree), `glob` (file names, newest
  * first) and `grep` (content). All honor .gitignore (inside or outside a git repository), show
- * hidden files, and skip `.git/` and svc's own data directory.
+ * hidden files, and skip `.git/`, svc's own data directory and the protected locations, whatever
+ * glob is given (./search-visible.ts).
  * @module
  */
-import { createHash } from 'node:crypto';
-import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { SvcError } from '../errors';
-import { makeDirs } from '../util/make-dirs';
 import type { OpContext } from './context';
-import type { PathResolver, ResolvedPath } from './paths';
+import type { ResolvedPath } from './paths';
 import { runRg } from './ripgrep';
+import { type SearchDeps, searchHiding } from './search-visible';
 
 export const SEARCH_LIMITS = {
   lsDefaultDepth: 3,
@@ -86,17 +86,8 @@ export interface SearchOps {
   ): Promise<{ files: string[]; truncated: boolean; isFile: boolean }>;
 }
 
-export function createSearchOps(deps: {
-  paths: PathResolver;
-  dataDir: string;
-  /** Protected locations (data dir, credential store, deny list): never listed or searched. */
-  hidden?: () => string[];
-}): SearchOps {
-  let ignoreFile: string | undefined;
-  const baseArgs = () => {
-    ignoreFile ??= writeIgnoreFile(deps.paths, deps.dataDir, deps.hidden?.() ?? []);
-    return ['--hidden', '--no-require-git', '--ignore-file', ignoreFile, '--no-config'];
-  };
+export function createSearchOps(deps: SearchDeps): SearchOps {
+  const hiding = () => searchHiding(deps);
 
   const searchRoot = (path: string | undefined): { target: ResolvedPath; arg: string } => {
     const target = deps.paths.resolve(path ?? '.');
@@ -112,14 +103,15 @@ export function createSearchOps(deps: {
   };
 
   const listFiles = async (flags: string[], path: string, ctx: OpContext, maxBytes: number) => {
+    const { args, visible } = hiding();
     // `--` before the path: a workspace file named like a flag is a path, never an option.
-    const result = await runRg(['--files', ...baseArgs(), ...flags, '--', path], {
+    const result = await runRg(['--files', ...args(flags), '--', path], {
       cwd: deps.paths.root,
       signal: ctx.signal,
       maxBytes,
     });
     if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
-    const files = result.stdout.split('\n').filter(Boolean).map(clean);
+    const files = result.stdout.split('\n').filter(Boolean).map(clean).filter(visible);
     return { files, truncated: result.truncated };
   };
 
@@ -191,14 +183,15 @@ export function createSearchOps(deps: {
       const { target, arg } = searchRoot(input.path);
       const mode = input.output_mode ?? 'content';
       const limit = input.limit ?? SEARCH_LIMITS.grepDefault;
-      const args = [...baseArgs(), ...grepArgs(input, mode), '--regexp', input.pattern, '--', arg];
+      const { args: around, visible } = hiding();
+      const args = [...around(grepArgs(input, mode)), '--regexp', input.pattern, '--', arg];
       const result = await runRg(args, { cwd: deps.paths.root, signal: ctx.signal });
       if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
       const lines = result.stdout.split('\n');
       if (lines[lines.length - 1] === '') lines.pop();
 
       if (mode === 'files') {
-        const files = lines.map(clean).sort();
+        const files = lines.map(clean).filter(visible).sort();
         return {
           pattern: input.pattern,
           path: target.rel,
@@ -214,6 +207,7 @@ export function createSearchOps(deps: {
             const at = l.lastIndexOf(':');
             return { path: clean(l.slice(0, at)), count: Number(l.slice(at + 1)) };
           })
+          .filter((c) => visible(c.path))
           .sort((a, b) => a.path.localeCompare(b.path));
         return {
           pattern: input.pattern,
@@ -224,7 +218,7 @@ export function createSearchOps(deps: {
           truncated: result.truncated || counts.length > limit,
         };
       }
-      const { kept, total } = contentMatches(lines, limit);
+      const { kept, total } = contentMatches(lines, limit, visible);
       return {
         pattern: input.pattern,
         path: target.rel,
@@ -255,13 +249,18 @@ function grepArgs(input: GrepInput, mode: GrepResult['output_mode']): string[] {
 }
 
 /** Content-mode output (path NUL line sep text) as matches in path and line order, `limit` kept. */
-function contentMatches(lines: readonly string[], limit: number): { kept: GrepMatch[]; total: number } {
+function contentMatches(
+  lines: readonly string[],
+  limit: number,
+  visible: (path: string) => boolean,
+): { kept: GrepMatch[]; total: number } {
   const matches: GrepMatch[] = [];
   let total = 0;
   for (const line of lines) {
     const nul = line.indexOf('\0');
     if (nul < 0) continue; // `--` separators between context groups
     const path = clean(line.slice(0, nul));
+    if (!visible(path)) continue;
     const rest = line.slice(nul + 1);
     const sepAt = rest.search(/[:-]/);
     if (sepAt < 0) continue;
@@ -359,33 +358,6 @@ function buildTree(
   };
   walk(root, 0);
   return { text: out.join('\n'), files: fileCount, directories: dirCount, truncated };
-}
-
-/**
- * `.git/`, the data dir and the protected locations inside the workspace, as ripgrep ignores: a
- * file named by its content's hash, written once (to a temporary name, then renamed), never
- * rewritten. So its bytes are a function of the workspace and the protected locations alone: two
- * workspaces (or nodes) sharing a data dir never overwrite each other's, no ripgrep ever reads a
- * half-written one, and writing it changes nothing anyone could observe, which lets a search run
- * while its step's first statement is in flight (`readsOnly`, docs/performance-log.md p-readsmore).
- */
-function writeIgnoreFile(paths: PathResolver, dataDir: string, hidden: string[]): string {
-  // Anchored patterns in an --ignore-file are relative to ripgrep's cwd: the workspace root.
-  const lines = ['.git/'];
-  for (const dir of [dataDir, ...hidden]) {
-    for (const r of [relative(paths.realRoot, dir), relative(paths.root, dir)]) {
-      if (r && !r.startsWith('..') && !isAbsolute(r)) lines.push(`/${r.split(sep).join('/')}`);
-    }
-  }
-  const text = `${[...new Set(lines)].join('\n')}\n`;
-  const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
-  const file = join(dataDir, `search-${hash}.ignore`);
-  if (existsSync(file)) return file;
-  makeDirs(dataDir);
-  const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-  writeFileSync(temporary, text);
-  renameSync(temporary, file);
-  return file;
 }
 
 /** A FIFO, socket or device as a search's path: ripgrep would read it until a writer came. */

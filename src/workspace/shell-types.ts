@@ -74,6 +74,8 @@ export interface ShellSandbox {
   protectedEntries(): ProtectedEntry[];
   /** The protected location a real path is in, for every tool (the data dir's tool output is not). */
   protectedPath(real: string): ProtectedEntry | undefined;
+  /** `protectedPath` for many real paths (a search's results), the list taken once. */
+  protectedMatcher(): (real: string) => ProtectedEntry | undefined;
   /** Can a command read this variable without asking (the scrubbed environment passes it)? */
   visibleVariable(name: string): boolean;
   network(): 'none' | 'host';

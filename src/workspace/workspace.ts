@@ -126,6 +126,7 @@ export function createWorkspace(deps: {
     paths,
     dataDir: deps.dataDir,
     hidden: () => deps.sandbox.protectedEntries().map((p) => p.path),
+    protectedMatcher: () => deps.sandbox.protectedMatcher(),
   });
   const lsp = createLanguageServers({ root: paths.root, env: deps.env, config: deps.config });
   // The delete is the workspace's own: never in (nor rolled back with) the publisher's transaction.
