@@ -287,8 +287,14 @@ export const grep = defineTool({
 });
 
 export function renderGrep(result: GrepResult): string {
-  const more = result.truncated ? `\n(results truncated at the limit; narrow path, glob or pattern)` : '';
-  if (result.total === 0) return `No matches for ${result.pattern} under ${result.path}.`;
+  // A search stopped by its time limit says so, whatever it found: no match may not mean none.
+  const note = result.note ? `\n(${result.note})` : '';
+  const more = result.note
+    ? note
+    : result.truncated
+      ? `\n(results truncated at the limit; narrow path, glob or pattern)`
+      : '';
+  if (result.total === 0) return `No matches for ${result.pattern} under ${result.path}.${note}`;
   if (result.output_mode === 'files') return `${result.files?.join('\n')}${more}`;
   if (result.output_mode === 'count') {
     return `${result.counts?.map((c) => `${c.path}: ${c.count}`).join('\n')}\n(${result.total} matches)${more}`;

@@ -20,6 +20,13 @@ export const SEARCH_LIMITS = {
   grepDefault: 100,
   maxResults: 2000,
   maxLineChars: 500,
+  /** A search that runs longer is stopped and answers with what it found (docs/coding-tools.md). */
+  timeLimitMs: 30_000,
+  /**
+   * The longest pattern or glob, in bytes: ripgrep takes them as arguments, and Linux refuses one
+   * over 128 KiB (E2BIG). No pattern anyone writes comes near it.
+   */
+  maxPatternBytes: 64 * 1024,
 } as const;
 
 export interface LsResult {
@@ -70,6 +77,8 @@ export interface GrepResult {
   /** Matching lines found (content and count modes), files found (files mode). */
   total: number;
   truncated: boolean;
+  /** Why the results may be incomplete beyond the limit: the search ran out of time. */
+  note?: string;
 }
 
 export interface SearchOps {
@@ -86,8 +95,9 @@ export interface SearchOps {
   ): Promise<{ files: string[]; truncated: boolean; isFile: boolean }>;
 }
 
-export function createSearchOps(deps: SearchDeps): SearchOps {
+export function createSearchOps(deps: SearchDeps & { timeLimitMs?: number }): SearchOps {
   const hiding = () => searchHiding(deps);
+  const timeLimitMs = deps.timeLimitMs ?? SEARCH_LIMITS.timeLimitMs;
 
   const searchRoot = (path: string | undefined): { target: ResolvedPath; arg: string } => {
     const target = deps.paths.resolve(path ?? '.');
@@ -109,6 +119,7 @@ export function createSearchOps(deps: SearchDeps): SearchOps {
       cwd: deps.paths.root,
       signal: ctx.signal,
       maxBytes,
+      timeLimitMs,
     });
     if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
     const files = result.stdout.split('\n').filter(Boolean).map(clean).filter(visible);
@@ -131,6 +142,7 @@ export function createSearchOps(deps: SearchDeps): SearchOps {
 
     async ls(input, ctx) {
       const { target, arg } = searchRoot(input.path);
+      for (const g of input.ignore ?? []) checkPatternSize('ignore', g);
       const depth = input.depth ?? SEARCH_LIMITS.lsDefaultDepth;
       const limit = input.limit ?? SEARCH_LIMITS.lsMaxEntries;
       const globs = (input.ignore ?? []).flatMap((g) => ['--glob', `!${g}`]);
@@ -152,6 +164,7 @@ export function createSearchOps(deps: SearchDeps): SearchOps {
 
     async glob(input, ctx) {
       const { target, arg } = searchRoot(input.path);
+      checkPatternSize('pattern', input.pattern);
       const limit = input.limit ?? SEARCH_LIMITS.globDefault;
       // Globs match paths relative to the searched directory: accept `./x` and absolute spellings too.
       let pattern = input.pattern.replace(/^\.\//, '');
@@ -181,54 +194,56 @@ export function createSearchOps(deps: SearchDeps): SearchOps {
 
     async grep(input, ctx) {
       const { target, arg } = searchRoot(input.path);
+      checkPatternSize('pattern', input.pattern);
+      if (input.glob) checkPatternSize('glob', input.glob);
       const mode = input.output_mode ?? 'content';
       const limit = input.limit ?? SEARCH_LIMITS.grepDefault;
       const { args: around, visible } = hiding();
       const args = [...around(grepArgs(input, mode)), '--regexp', input.pattern, '--', arg];
-      const result = await runRg(args, { cwd: deps.paths.root, signal: ctx.signal });
+      const result = await runRg(args, { cwd: deps.paths.root, signal: ctx.signal, timeLimitMs });
       if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
-      const lines = result.stdout.split('\n');
-      if (lines[lines.length - 1] === '') lines.pop();
-
-      if (mode === 'files') {
-        const files = lines.map(clean).filter(visible).sort();
-        return {
-          pattern: input.pattern,
-          path: target.rel,
-          output_mode: mode,
-          files: files.slice(0, limit),
-          total: files.length,
-          truncated: result.truncated || files.length > limit,
-        };
-      }
-      if (mode === 'count') {
-        const counts = lines
-          .map((l) => {
-            const at = l.lastIndexOf(':');
-            return { path: clean(l.slice(0, at)), count: Number(l.slice(at + 1)) };
-          })
-          .filter((c) => visible(c.path))
-          .sort((a, b) => a.path.localeCompare(b.path));
-        return {
-          pattern: input.pattern,
-          path: target.rel,
-          output_mode: mode,
-          counts: counts.slice(0, limit),
-          total: counts.reduce((n, c) => n + c.count, 0),
-          truncated: result.truncated || counts.length > limit,
-        };
-      }
-      const { kept, total } = contentMatches(lines, limit, visible);
+      const note = result.timedOut ? timeNote(timeLimitMs) : undefined;
       return {
         pattern: input.pattern,
         path: target.rel,
         output_mode: mode,
-        matches: kept,
-        total,
-        truncated: result.truncated || total > limit,
+        ...grepFound(result.stdout, mode, limit, visible),
+        ...(result.truncated && { truncated: true }),
+        ...(note && { note }),
       };
     },
   };
+}
+
+/** What ripgrep's output in an output mode says was found: `limit` entries of it, visible ones. */
+function grepFound(
+  stdout: string,
+  mode: GrepResult['output_mode'],
+  limit: number,
+  visible: (path: string) => boolean,
+): Pick<GrepResult, 'files' | 'counts' | 'matches' | 'total' | 'truncated'> {
+  const lines = stdout.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  if (mode === 'files') {
+    const files = lines.map(clean).filter(visible).sort();
+    return { files: files.slice(0, limit), total: files.length, truncated: files.length > limit };
+  }
+  if (mode === 'count') {
+    const counts = lines
+      .map((l) => {
+        const at = l.lastIndexOf(':');
+        return { path: clean(l.slice(0, at)), count: Number(l.slice(at + 1)) };
+      })
+      .filter((c) => visible(c.path))
+      .sort((a, b) => a.path.localeCompare(b.path));
+    return {
+      counts: counts.slice(0, limit),
+      total: counts.reduce((n, c) => n + c.count, 0),
+      truncated: counts.length > limit,
+    };
+  }
+  const { kept, total } = contentMatches(lines, limit, visible);
+  return { matches: kept, total, truncated: total > limit };
 }
 
 /** ripgrep's flags for a grep input: matching options, then the output mode's format. */
@@ -287,6 +302,22 @@ function contentMatches(
 // ripgrep prints `./x` for the root and `src/x` for a relative path; outside paths are absolute.
 function clean(p: string): string {
   return p.startsWith('./') ? p.slice(2) : p;
+}
+
+/** What a grep stopped by its time limit tells the model about its results. */
+function timeNote(ms: number): string {
+  const time = ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`;
+  return `stopped after ${time}: the pattern is slow on this workspace; these are the results found until then. Narrow path or glob, or simplify the pattern`;
+}
+
+/** A pattern ripgrep could not even be started with (E2BIG), refused with the limit named. */
+function checkPatternSize(field: string, value: string): void {
+  const bytes = Buffer.byteLength(value);
+  if (bytes <= SEARCH_LIMITS.maxPatternBytes) return;
+  throw new SvcError(
+    'invalid_input',
+    `${field}: ${bytes} bytes is over the ${SEARCH_LIMITS.maxPatternBytes / 1024} KiB limit for a search pattern; search for a shorter, distinctive part of it`,
+  );
 }
 
 function rgError(stderr: string): SvcError {
