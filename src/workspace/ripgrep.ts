@@ -37,10 +37,18 @@ export interface RgResult {
 
 export async function runRg(
   args: string[],
-  options: { cwd: string; signal?: AbortSignal; maxBytes?: number; timeLimitMs?: number },
+  options: {
+    cwd: string;
+    signal?: AbortSignal;
+    maxBytes?: number;
+    timeLimitMs?: number;
+    /** The byte that ends a record (a NUL for `--files --null`): output cut short keeps whole ones. */
+    recordEnd?: number;
+  },
 ): Promise<RgResult> {
   throwIfCancelled(options.signal, 'the search');
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
+  const recordEnd = options.recordEnd ?? 10;
   return new Promise<RgResult>((resolvePromise, reject) => {
     // Piped, ripgrep holds its output in a block buffer that a kill loses: with a time limit each
     // line is written as found, so a stopped search still has what it found.
@@ -65,9 +73,9 @@ export async function runRg(
     child.stdout.on('data', (chunk: Buffer) => {
       if (truncated) return;
       if (bytes + chunk.length > maxBytes) {
-        // Keep whole lines only: cut at the last newline that fits.
+        // Keep whole records only: cut at the last record end that fits.
         const room = chunk.subarray(0, maxBytes - bytes);
-        const cut = room.lastIndexOf(10);
+        const cut = room.lastIndexOf(recordEnd);
         if (cut >= 0) chunks.push(room.subarray(0, cut + 1));
         truncated = true;
         child.kill('SIGKILL');
@@ -100,8 +108,8 @@ export async function runRg(
         return;
       }
       let stdout = Buffer.concat(chunks);
-      // Killed mid-write: keep whole lines only, as at the byte cap.
-      if (timedOut && !truncated) stdout = stdout.subarray(0, stdout.lastIndexOf(10) + 1);
+      // Killed mid-write: keep whole records only, as at the byte cap.
+      if (timedOut && !truncated) stdout = stdout.subarray(0, stdout.lastIndexOf(recordEnd) + 1);
       resolvePromise({
         stdout: stdout.toString('utf8'),
         stderr,

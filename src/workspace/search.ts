@@ -115,14 +115,16 @@ export function createSearchOps(deps: SearchDeps & { timeLimitMs?: number }): Se
   const listFiles = async (flags: string[], path: string, ctx: OpContext, maxBytes: number) => {
     const { args, visible } = hiding();
     // `--` before the path: a workspace file named like a flag is a path, never an option.
-    const result = await runRg(['--files', ...args(flags), '--', path], {
+    // NUL-separated: a file name may hold a newline (`new\nline.txt` is one file, not two).
+    const result = await runRg(['--files', '--null', ...args(flags), '--', path], {
       cwd: deps.paths.root,
       signal: ctx.signal,
       maxBytes,
+      recordEnd: 0,
       timeLimitMs,
     });
     if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
-    const files = result.stdout.split('\n').filter(Boolean).map(clean).filter(visible);
+    const files = result.stdout.split('\0').filter(Boolean).map(clean).filter(visible);
     return { files, truncated: result.truncated };
   };
 
@@ -222,19 +224,15 @@ function grepFound(
   limit: number,
   visible: (path: string) => boolean,
 ): Pick<GrepResult, 'files' | 'counts' | 'matches' | 'total' | 'truncated'> {
-  const lines = stdout.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
+  // Every mode's records are `path NUL rest newline` (files mode as a count of at most 1).
+  const records = nulRecords(stdout).filter((r) => visible(r.path));
   if (mode === 'files') {
-    const files = lines.map(clean).filter(visible).sort();
+    const files = records.map((r) => r.path).sort();
     return { files: files.slice(0, limit), total: files.length, truncated: files.length > limit };
   }
   if (mode === 'count') {
-    const counts = lines
-      .map((l) => {
-        const at = l.lastIndexOf(':');
-        return { path: clean(l.slice(0, at)), count: Number(l.slice(at + 1)) };
-      })
-      .filter((c) => visible(c.path))
+    const counts = records
+      .map((r) => ({ path: r.path, count: Number(r.rest) }))
       .sort((a, b) => a.path.localeCompare(b.path));
     return {
       counts: counts.slice(0, limit),
@@ -242,21 +240,24 @@ function grepFound(
       truncated: counts.length > limit,
     };
   }
-  const { kept, total } = contentMatches(lines, limit, visible);
+  const { kept, total } = contentMatches(records, limit);
   return { matches: kept, total, truncated: total > limit };
 }
 
 /** ripgrep's flags for a grep input: matching options, then the output mode's format. */
 function grepArgs(input: GrepInput, mode: GrepResult['output_mode']): string[] {
-  const args = ['--color', 'never', '--no-messages'];
+  // `--null`: each path ends in a NUL, so a name holding a newline comes back whole; every mode
+  // ends a record in a newline, which `--line-buffered` writes at once (what a stopped search keeps).
+  const args = ['--color', 'never', '--no-messages', '--null', '--with-filename'];
   if (input.literal) args.push('--fixed-strings');
   if (input.case_insensitive) args.push('--ignore-case');
   if (input.multiline) args.push('--multiline', '--multiline-dotall');
   if (input.glob) args.push('--glob', input.glob);
-  if (mode === 'files') args.push('--files-with-matches');
-  else if (mode === 'count') args.push('--count-matches', '--with-filename');
+  // Files as a count stopped at the first match: `--files-with-matches --null` ends no line.
+  if (mode === 'files') args.push('--count', '--max-count', '1');
+  else if (mode === 'count') args.push('--count-matches');
   else {
-    args.push('--line-number', '--with-filename', '--null', '--no-heading');
+    args.push('--line-number', '--no-heading', '--no-context-separator');
     args.push('--max-columns', String(SEARCH_LIMITS.maxLineChars), '--max-columns-preview');
     if (input.context) args.push('--context', String(input.context));
   }
@@ -264,19 +265,10 @@ function grepArgs(input: GrepInput, mode: GrepResult['output_mode']): string[] {
 }
 
 /** Content-mode output (path NUL line sep text) as matches in path and line order, `limit` kept. */
-function contentMatches(
-  lines: readonly string[],
-  limit: number,
-  visible: (path: string) => boolean,
-): { kept: GrepMatch[]; total: number } {
+function contentMatches(records: readonly RgRecord[], limit: number): { kept: GrepMatch[]; total: number } {
   const matches: GrepMatch[] = [];
   let total = 0;
-  for (const line of lines) {
-    const nul = line.indexOf('\0');
-    if (nul < 0) continue; // `--` separators between context groups
-    const path = clean(line.slice(0, nul));
-    if (!visible(path)) continue;
-    const rest = line.slice(nul + 1);
+  for (const { path, rest } of records) {
     const sepAt = rest.search(/[:-]/);
     if (sepAt < 0) continue;
     const isMatch = rest[sepAt] === ':';
@@ -297,6 +289,32 @@ function contentMatches(
     kept.push(m);
   }
   return { kept, total };
+}
+
+interface RgRecord {
+  /** As `clean` makes it. */
+  path: string;
+  /** What follows the path's NUL up to the newline: `12:text`, `12-text` (context) or a count. */
+  rest: string;
+}
+
+/**
+ * ripgrep's `--null` output, `path NUL rest newline` each, read in order: the path runs to the
+ * NUL whatever it holds (a newline included), the rest to the next newline (a line of text has
+ * none). A record cut short at the end (output cap, time limit) is left out.
+ */
+function nulRecords(stdout: string): RgRecord[] {
+  const records: RgRecord[] = [];
+  let at = 0;
+  for (;;) {
+    const nul = stdout.indexOf('\0', at);
+    if (nul < 0) break;
+    const end = stdout.indexOf('\n', nul + 1);
+    if (end < 0) break;
+    records.push({ path: clean(stdout.slice(at, nul)), rest: stdout.slice(nul + 1, end) });
+    at = end + 1;
+  }
+  return records;
 }
 
 // ripgrep prints `./x` for the root and `src/x` for a relative path; outside paths are absolute.
@@ -326,6 +344,11 @@ function rgError(stderr: string): SvcError {
     return new SvcError('invalid_input', `pattern: ${message}`);
   }
   return new SvcError('invalid_input', message);
+}
+
+/** A name in the tree: quoted with escapes when it holds a control character (a newline would split it). */
+function shown(name: string): string {
+  return /[\x00-\x1f\x7f]/.test(name) ? JSON.stringify(name) : name;
 }
 
 interface Dir {
@@ -371,9 +394,9 @@ function buildTree(
       entries++;
       dirCount++;
       if (level + 1 >= depth) {
-        out.push(`${indent}${name}/ (${child.count} file${child.count === 1 ? '' : 's'})`);
+        out.push(`${indent}${shown(name)}/ (${child.count} file${child.count === 1 ? '' : 's'})`);
       } else {
-        out.push(`${indent}${name}/`);
+        out.push(`${indent}${shown(name)}/`);
         walk(child, level + 1);
       }
     }
@@ -384,7 +407,7 @@ function buildTree(
       }
       entries++;
       fileCount++;
-      out.push(`${indent}${name}`);
+      out.push(`${indent}${shown(name)}`);
     }
   };
   walk(root, 0);
