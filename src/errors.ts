@@ -112,6 +112,14 @@ export function toSvcError(error: unknown): SvcError {
       { cause: error },
     );
   }
+  // A name the file system cannot hold that no path check saw (a link's target, a made-up name).
+  if (code === 'ENAMETOOLONG') {
+    return new SvcError(
+      'invalid_input',
+      'a file name is over 255 bytes or a path over the system limit (ENAMETOOLONG); use shorter names',
+      { cause: error },
+    );
+  }
   const message = error instanceof Error ? error.message : String(error);
   return new SvcError('internal', `internal error: ${message}`, { cause: error });
 }

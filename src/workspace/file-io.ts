@@ -20,7 +20,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { makeDirs } from '../util/make-dirs';
 
 export function sha256(data: string | Buffer): string {
@@ -135,7 +135,9 @@ export function atomicWrite(path: string, data: string | Buffer): void {
   } catch {
     mode = undefined;
   }
-  const temp = join(dir, `.${basename(abs)}.svc-${randomBytes(4).toString('hex')}.tmp`);
+  // The temporary name does not grow with the target's: `.<name>.svc-….tmp` made a legal name of
+  // 240 bytes one over the 255-byte limit, and the write failed with ENAMETOOLONG.
+  const temp = join(dir, `.svc-write-${randomBytes(6).toString('hex')}.tmp`);
   try {
     writeFileSync(temp, data);
     if (mode !== undefined) chmodSync(temp, mode);

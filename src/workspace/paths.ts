@@ -72,6 +72,7 @@ export function createPathResolver(deps: {
       let expanded = input;
       if (deps.home && (input === '~' || input.startsWith('~/'))) expanded = join(deps.home, input.slice(1));
       const abs = resolve(options.cwd ?? root, expanded);
+      checkNameLengths(abs, field);
       const lexical = lexicallyInside(root, abs);
       const real = realpathOfDeepest(abs);
       const hit = deps.protectedPath?.(real);
@@ -100,6 +101,32 @@ export function createPathResolver(deps: {
       return { abs, rel: inside && lexical ? display(abs) : abs, inside };
     },
   };
+}
+
+/** The file system's limits: bytes in one name (ext4, APFS, NTFS…), bytes in a whole path. */
+export const NAME_LIMITS = { nameBytes: 255, pathBytes: process.platform === 'darwin' ? 1024 : 4096 };
+
+/**
+ * A name or path the system cannot hold, refused before any call to it: every file call on it is
+ * ENAMETOOLONG, which said nothing to the user but "internal error".
+ */
+function checkNameLengths(abs: string, field: string): void {
+  const pathBytes = Buffer.byteLength(abs);
+  if (pathBytes >= NAME_LIMITS.pathBytes) {
+    throw new SvcError(
+      'invalid_input',
+      `${field}: the path is ${pathBytes} bytes long, over the system's ${NAME_LIMITS.pathBytes - 1}-byte limit for a path; use a shorter path`,
+    );
+  }
+  for (const name of abs.split(sep)) {
+    const bytes = Buffer.byteLength(name);
+    if (bytes > NAME_LIMITS.nameBytes) {
+      throw new SvcError(
+        'invalid_input',
+        `${field}: the name ${name.slice(0, 40)}… is ${bytes} bytes long, over the ${NAME_LIMITS.nameBytes}-byte limit for a file or directory name; use a shorter name`,
+      );
+    }
+  }
 }
 
 /**
