@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { guardArgs, guardEnv, unguardable } from '../workspace/git-guard';
+import { guardEnv, guardedArgs } from '../workspace/git-guard';
 
 export interface GitSummary {
   root: string;
@@ -28,14 +28,15 @@ export interface ContextFile {
 const STATUS_LINES = 20;
 const CONTEXT_FILE_MAX_BYTES = 32 * 1024;
 
-function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string | undefined> {
-  // The repository's own config runs no command, and git gets no secret (git-guard.ts).
-  if (unguardable(cwd)) return Promise.resolve(undefined);
-  const options = { cwd, timeout: 3000, signal, maxBuffer: 1024 * 1024, env: guardEnv(process.env) };
+async function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string | undefined> {
+  // The repository's own config runs no command, and git gets no secret (git-guard.ts); a config
+  // made to get past that gets no summary.
+  const env = guardEnv(process.env);
+  const argv = await guardedArgs(cwd, args, env).catch(() => undefined);
+  if (!argv) return undefined;
+  const options = { cwd, timeout: 3000, signal, maxBuffer: 1024 * 1024, env };
   return new Promise((resolve) => {
-    execFile('git', guardArgs(cwd, args), options, (error, stdout) =>
-      resolve(error ? undefined : stdout.toString()),
-    );
+    execFile('git', argv, options, (error, stdout) => resolve(error ? undefined : stdout.toString()));
   });
 }
 

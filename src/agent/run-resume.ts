@@ -13,7 +13,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { SvcError } from '../errors';
 import type { Message, MessagePart } from '../sessions/session-store';
-import { guardArgs, guardEnv, unguardable } from '../workspace/git-guard';
+import { guardEnv, guardedArgs } from '../workspace/git-guard';
 import type { RunContext } from './run-types';
 import type { ToolBridge } from './tool-bridge';
 
@@ -273,11 +273,11 @@ async function storeResults(
 /** `git status --short` of the workspace, bounded; empty when it is not a repository. */
 async function workspaceNow(root: string): Promise<string> {
   try {
-    if (unguardable(root)) return '';
     // The repository's own config runs no command, and git gets no secret (git-guard.ts).
-    const { stdout } = await run('git', guardArgs(root, ['status', '--short']), {
+    const env = guardEnv(process.env);
+    const { stdout } = await run('git', await guardedArgs(root, ['status', '--short'], env), {
       cwd: root,
-      env: guardEnv(process.env),
+      env,
       timeout: 5_000,
       maxBuffer: 1 << 20,
     });

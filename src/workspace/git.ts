@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { SvcError } from '../errors';
-import { guardArgs, guardEnv, unguardable } from './git-guard';
+import { guardEnv, guardedArgs, UnguardableGitConfig } from './git-guard';
 
 export interface GitResult {
   stdout: string;
@@ -38,32 +38,30 @@ export function createGitRunner(
 ): GitRunner {
   return {
     cwd,
-    run(args, options = {}) {
+    async run(args, options = {}) {
+      const env: Record<string, string> = {
+        ...guardEnv(baseEnv),
+        GIT_TERMINAL_PROMPT: '0',
+        GIT_OPTIONAL_LOCKS: '0',
+        LC_ALL: 'C',
+        ...options.env,
+      };
+      // The repository's own config never runs a command here (git-guard.ts).
+      let argv: string[];
+      try {
+        argv = await guardedArgs(cwd, args, env);
+      } catch (error) {
+        if (error instanceof UnguardableGitConfig)
+          throw new SvcError('conflict', error.message, { details: { reason: 'unguardable_git_config' } });
+        throw error;
+      }
       return new Promise((resolve, reject) => {
-        // The repository's own config never runs a command here (git-guard.ts).
-        const refused = unguardable(cwd);
-        if (refused) {
-          reject(
-            new SvcError(
-              'conflict',
-              `the repository's config defines a ${refused}, a name svc cannot switch off on git's command line; svc runs no git in it until that section is removed from .git/config`,
-              { details: { reason: 'unguardable_git_config' } },
-            ),
-          );
-          return;
-        }
         const child = execFile(
           'git',
-          guardArgs(cwd, args),
+          argv,
           {
             cwd,
-            env: {
-              ...guardEnv(baseEnv),
-              GIT_TERMINAL_PROMPT: '0',
-              GIT_OPTIONAL_LOCKS: '0',
-              LC_ALL: 'C',
-              ...options.env,
-            } as NodeJS.ProcessEnv,
+            env,
             maxBuffer: 256 * 1024 * 1024,
             encoding: 'utf8',
           },

@@ -128,4 +128,103 @@ describe('svc runs no command a repository config names', () => {
       await h.app.close();
     }
   });
+
+  // Configs a parser of svc's own misread and git reads (found by a review of the first guard):
+  // each names a filter for `a.txt` that writes the marker. svc asks git itself for the drivers.
+  const configs: [string, (marker: string) => { config?: string; included?: string; attributes: string }][] =
+    [
+      [
+        'two headers on one line',
+        (m) => ({ config: `[user] [filter "e1"]\n\tclean = ${m}\n`, attributes: '* filter=e1\n' }),
+      ],
+      [
+        'a lone CR between headers',
+        (m) => ({ config: `[user]\r[filter "e2"]\n\tclean = ${m}\n`, attributes: '* filter=e2\n' }),
+      ],
+      [
+        'an include path with a comment',
+        (m) => ({
+          config: '[include]\n\tpath = evil.inc ; comment\n',
+          included: `[filter "e3"]\n\tclean = ${m}\n`,
+          attributes: '* filter=e3\n',
+        }),
+      ],
+      [
+        'an include on its header line',
+        (m) => ({
+          config: '[include] path = evil.inc\n',
+          included: `[filter "e4"]\n\tclean = ${m}\n`,
+          attributes: '* filter=e4\n',
+        }),
+      ],
+      [
+        'a continued include path',
+        (m) => ({
+          config: '[include]\n\tpath = ev\\\nil.inc\n',
+          included: `[filter "e5"]\n\tclean = ${m}\n`,
+          attributes: '* filter=e5\n',
+        }),
+      ],
+      [
+        'a dotted section name',
+        (m) => ({ config: `[filter.e6 "n"]\n\tclean = ${m}\n`, attributes: '* filter=e6.n\n' }),
+      ],
+    ];
+  for (const [what, make] of configs) {
+    it(`a driver git reads however it is written: ${what}`, async () => {
+      const markers = mkdtempSync(join(tmpdir(), 'svc-git-markers-'));
+      const h = await toolHarness({ git: true, files: { 'a.txt': 'one\n' } });
+      try {
+        const ws = h.app.workspace;
+        const { config, included, attributes } = make(`"sh -c 'touch ${join(markers, 'ran')}; cat'"`);
+        writeFileSync(join(ws, '.gitattributes'), attributes);
+        if (included) writeFileSync(join(ws, '.git', 'evil.inc'), included);
+        writeFileSync(
+          join(ws, '.git', 'config'),
+          `${readFileSync(join(ws, '.git', 'config'), 'utf8')}${config}`,
+        );
+        writeFileSync(join(ws, 'a.txt'), 'one\ntwo\n');
+        const runner = createGitRunner(ws, h.app.env);
+        expect((await runner.run(['status', '--porcelain'])).stdout).toContain('a.txt');
+        expect((await gitSummary(ws, undefined, { fresh: true }))?.status.join('\n')).toContain('a.txt');
+        await h.call('checkpoint_create', { name: 'x' });
+        expect(readdirSync(markers)).toEqual([]);
+        // Unguarded, git runs it (the case is real).
+        execFileSync('git', ['hash-object', 'a.txt'], { cwd: ws, stdio: 'pipe' });
+        expect(readdirSync(markers)).toEqual(['ran']);
+      } finally {
+        await h.app.close();
+      }
+    });
+  }
+
+  it('log shows no signature: a forged signed commit and gpg.program run nothing in the git summary', async () => {
+    const markers = mkdtempSync(join(tmpdir(), 'svc-git-markers-'));
+    const h = await toolHarness({ git: true, files: { 'a.txt': 'one\n' } });
+    try {
+      const ws = h.app.workspace;
+      const git = (...args: string[]) => execFileSync('git', args, { cwd: ws, encoding: 'utf8' });
+      const commit = git('cat-file', 'commit', 'HEAD').replace(
+        /^(committer .*)$/m,
+        '$1\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----',
+      );
+      const forged = execFileSync('git', ['hash-object', '-t', 'commit', '-w', '--stdin'], {
+        cwd: ws,
+        input: commit,
+      })
+        .toString()
+        .trim();
+      git('update-ref', 'HEAD', forged);
+      git('config', 'log.showSignature', 'true');
+      git('config', 'gpg.program', `${join(markers, 'gpg.sh')}`);
+      writeFileSync(join(markers, 'gpg.sh'), `#!/bin/sh\ntouch ${join(markers, 'ran')}\nexit 1\n`);
+      chmodSync(join(markers, 'gpg.sh'), 0o755);
+      expect((await gitSummary(ws, undefined, { fresh: true }))?.recent_commits).toHaveLength(1);
+      expect(readdirSync(markers)).toEqual(['gpg.sh']);
+      git('log', '-1');
+      expect(readdirSync(markers).sort()).toEqual(['gpg.sh', 'ran']);
+    } finally {
+      await h.app.close();
+    }
+  });
 });
