@@ -28,12 +28,28 @@ export interface ContextFile {
 const STATUS_LINES = 20;
 const CONTEXT_FILE_MAX_BYTES = 32 * 1024;
 
-async function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string | undefined> {
-  // The repository's own config runs no command, and git gets no secret (git-guard.ts); a config
-  // made to get past that gets no summary.
+/** The guards of svc's git calls in `cwd` (git-guard.ts), asked once for the summary's calls. */
+interface Guarded {
+  env: Record<string, string>;
+  /** The `-c` settings; undefined for a config made to get past them (no summary then). */
+  guards: string[] | undefined;
+}
+
+async function guardedIn(cwd: string): Promise<Guarded> {
+  // The repository's own config runs no command, and git gets no secret.
   const env = guardEnv(process.env);
-  const argv = await guardedArgs(cwd, args, env).catch(() => undefined);
-  if (!argv) return undefined;
+  return { env, guards: await guardedArgs(cwd, [], env).catch(() => undefined) };
+}
+
+function git(
+  cwd: string,
+  guarded: Guarded,
+  args: string[],
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  const { env, guards } = guarded;
+  if (!guards) return Promise.resolve(undefined);
+  const argv = [...guards, ...args];
   const options = { cwd, timeout: 3000, signal, maxBuffer: 1024 * 1024, env };
   return new Promise((resolve) => {
     execFile('git', argv, options, (error, stdout) => resolve(error ? undefined : stdout.toString()));
@@ -69,16 +85,20 @@ export function gitSummary(
 async function readGitSummary(workspace: string, signal?: AbortSignal): Promise<GitSummary | undefined> {
   // Two git processes at once (issue 17: four, one after another, were ~25 ms of a run's start):
   // `status -b` names the branch on its first line, and the root is the directory holding `.git`.
+  // Before them one `git config` for the guards both take (git-guard.ts: the repository's own
+  // drivers, switched off).
   const root = findRepoRoot(workspace);
   if (!root) return undefined;
+  const guarded = await guardedIn(workspace);
   const [status, log] = await Promise.all([
     // --no-optional-locks: never take the index lock the user's own git commands need.
     git(
       workspace,
+      guarded,
       ['--no-optional-locks', 'status', '--porcelain=v1', '-b', '--untracked-files=normal'],
       signal,
     ),
-    git(workspace, ['log', '--oneline', '-5', '--no-decorate'], signal),
+    git(workspace, guarded, ['log', '--oneline', '-5', '--no-decorate'], signal),
   ]);
   // Not a repository git can read (a stray `.git`, a repository of another owner): no summary.
   if (status === undefined) return undefined;
