@@ -108,8 +108,9 @@ export function createHttpService(
   // until the session or the server ended (one more each HEAD). Cancel it: the route tears down.
   // After the hot routes (a POST), ahead of every GET route.
   hono.use(async (c, next) => {
+    if (c.req.method !== 'HEAD') return next();
     await next();
-    if (c.req.method === 'HEAD') await c.res.body?.cancel().catch(() => {});
+    await c.res.body?.cancel().catch(() => {});
   });
   const nodeRoutes: NodeRoute[] = [];
   for (const extension of [...extensions, options.extend]) {
