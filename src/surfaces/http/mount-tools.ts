@@ -101,11 +101,13 @@ async function assembleInput(
   const issues: InputIssue[] = [];
   // Hono's `param` is decoded already (decoding again turned `%25` into a malformed `%`); an
   // escape it could not decode (`/v1/sessions/%ZZ`) it leaves as it was: the client's mistake, 400.
-  const malformed = binding.params !== undefined && !decodes(new URL(c.req.url).pathname);
+  // Only a path with a `%` left in a value can be malformed: the URL is parsed for those alone.
+  let malformed: boolean | undefined;
+  const isMalformed = () => (malformed ??= !decodes(new URL(c.req.url).pathname));
   for (const [param, field] of Object.entries(binding.params ?? {})) {
     const value = c.req.param(param);
     if (value === undefined) continue;
-    if (malformed && value.includes('%'))
+    if (value.includes('%') && isMalformed())
       issues.push(conversionIssue(field, 'a percent-encoded path segment', value));
     else input[field] = value;
   }
