@@ -85,7 +85,8 @@ export function browserRefusal(headers: Headers): string | undefined {
   const host = headers.get('host');
   const fix = 'set a token (--token or SVC_HTTP_TOKEN) to serve it';
   // `*.localhost` too: browsers resolve those names to loopback themselves, never through DNS.
-  if (host && !isLoopbackHost(hostName(host)) && !/\.localhost$/i.test(hostName(host)))
+  const name = host ? hostName(host) : undefined;
+  if (name !== undefined && !isLoopbackHost(name) && !/\.localhost$/i.test(name))
     return `Host ${JSON.stringify(host)} is not a loopback name: with no token (--auth none) svc answers only requests addressed to localhost, 127.0.0.1 or [::1], a guard against DNS rebinding; ${fix}`;
   const origin = headers.get('origin');
   if (origin !== null && !sameOrigin(origin, host)) {
