@@ -2,11 +2,13 @@
  * Background jobs: `bash` with `run_in_background` starts a command through the command spawner
  * (src/sandbox/spawn.ts: the OS sandbox when active, a scrubbed environment, its own process
  * group) and returns at once; `job_output` reads what it printed since the last read (optionally waiting for
- * it to finish), `job_kill` stops the group. Output is appended to `<dataDir>/jobs/<id>.log`.
+ * it to finish), `job_kill` stops the group. Output is appended to `<dataDir>/jobs/<id>.log`; past
+ * `JOB_LOG_SEGMENT_BYTES` that file becomes `<id>.log.1` (replacing the one before) and a new one
+ * starts, so a job printing without end keeps at most two segments on disk: its newest output.
  * Jobs belong to this process: `app.close()` stops every one still running.
  * @module
  */
-import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../errors';
@@ -20,6 +22,8 @@ import { pruneOldFiles, type SpawnedCommand } from './process';
 
 export const MAX_RUNNING_JOBS = 16;
 export const MAX_JOB_WAIT_SECONDS = 120;
+/** A job's log file is rotated at this size; the one before is kept (at most twice this on disk). */
+export const JOB_LOG_SEGMENT_BYTES = 32 * 1024 * 1024;
 
 export type JobStatus = 'running' | 'exited' | 'killed';
 
@@ -42,7 +46,10 @@ export interface JobOutput extends JobInfo {
   offset: number;
   /** Pass as `offset` to read from where this read stopped. */
   next_offset: number;
-  /** Output between `offset` and the returned text that was skipped to stay under the cap. */
+  /**
+   * Output between `offset` and the returned text that was skipped: to stay under the cap, or
+   * because it was rotated out of the log (older than its two newest segments).
+   */
   skipped_bytes: number;
 }
 
@@ -59,7 +66,11 @@ interface Job {
   endedAt: number | null;
   logPath: string;
   fd: number | undefined;
+  /** Output bytes so far: offsets count from the job's start, whatever was rotated away. */
   bytes: number;
+  /** The offset `logPath` starts at; the segment before it (`<logPath>.1`) starts at `prevBase`. */
+  base: number;
+  prevBase: number | undefined;
   readOffset: number;
   done: Promise<void>;
 }
@@ -98,11 +109,14 @@ export interface JobsDeps {
   clock: Clock;
   redactor: Redactor;
   spawner: CommandSpawner;
+  /** Rotate a job's log at this size (tests); default `JOB_LOG_SEGMENT_BYTES`. */
+  logSegmentBytes?: number;
 }
 
 export function createJobs(deps: JobsDeps): Jobs {
   const jobs = new Map<string, Job>();
   const { find, read } = jobReaders(jobs, deps.redactor);
+  const segment = deps.logSegmentBytes ?? JOB_LOG_SEGMENT_BYTES;
 
   return {
     start(input) {
@@ -131,6 +145,8 @@ export function createJobs(deps: JobsDeps): Jobs {
         logPath,
         fd,
         bytes: 0,
+        base: 0,
+        prevBase: undefined,
         readOffset: 0,
       } as unknown as Job;
       job.proc = deps.spawner.spawn({
@@ -145,8 +161,15 @@ export function createJobs(deps: JobsDeps): Jobs {
         ),
         onOutput: (chunk) => {
           if (job.fd === undefined) return;
-          writeSync(job.fd, chunk);
-          job.bytes += chunk.length;
+          try {
+            if (job.bytes > job.base && job.bytes - job.base + chunk.length > segment) rotate(job);
+            writeSync(job.fd!, chunk);
+            job.bytes += chunk.length;
+          } catch {
+            // The disk is full or the data dir went away: the job runs on, its log stops here.
+            if (job.fd !== undefined) closeSync(job.fd);
+            job.fd = undefined;
+          }
         },
       });
       job.pid = job.proc.child.pid;
@@ -154,9 +177,10 @@ export function createJobs(deps: JobsDeps): Jobs {
         if (job.status === 'running') job.status = 'exited';
         job.exitCode = exit.code;
         job.endedAt = deps.clock.now();
-        if (job.fd !== undefined) closeSync(job.fd);
+        const open = job.fd !== undefined;
+        if (open) closeSync(job.fd!);
         job.fd = undefined;
-        job.bytes = safeSize(logPath, job.bytes);
+        if (open) job.bytes = job.base + safeSize(logPath, job.bytes - job.base);
         job.proc.reap();
       });
       jobs.set(id, job);
@@ -214,6 +238,16 @@ export function createJobs(deps: JobsDeps): Jobs {
   };
 }
 
+/** The current log becomes `<logPath>.1` (replacing the older one) and a new one starts. */
+function rotate(job: Job): void {
+  closeSync(job.fd!);
+  job.fd = undefined;
+  renameSync(job.logPath, `${job.logPath}.1`);
+  job.fd = openSync(job.logPath, 'w');
+  job.prevBase = job.base;
+  job.base = job.bytes;
+}
+
 function safeSize(path: string, fallback: number): number {
   try {
     return statSync(path).size;
@@ -258,24 +292,27 @@ function jobReaders(jobs: Map<string, Job>, redactor: Redactor) {
 
   const read = (job: Job, offset: number | undefined, maxBytes: number): JobOutput => {
     const from = Math.max(0, Math.min(offset ?? job.readOffset, job.bytes));
-    let start = from;
-    let skipped = 0;
+    // What was rotated out of the log is gone: reading starts at the oldest byte still kept.
+    const oldest = job.prevBase ?? job.base;
+    let start = Math.max(from, oldest);
+    let skipped = start - from;
     // Without an explicit offset the newest output matters most: keep the tail under the cap.
-    if (offset === undefined && job.bytes - from > maxBytes) {
+    if (offset === undefined && job.bytes - start > maxBytes) {
       skipped = job.bytes - from - maxBytes;
       start = from + skipped;
     }
     const end = Math.min(job.bytes, start + maxBytes);
     let text = '';
     if (end > start) {
-      const fd = openSync(job.logPath, 'r');
-      try {
-        const buffer = Buffer.alloc(end - start);
-        const n = readSync(fd, buffer, 0, buffer.length, start);
-        text = buffer.subarray(0, n).toString('utf8');
-      } finally {
-        closeSync(fd);
+      const parts: Buffer[] = [];
+      if (job.prevBase !== undefined && start < job.base) {
+        parts.push(readRange(`${job.logPath}.1`, start - job.prevBase, Math.min(end, job.base) - start));
       }
+      if (end > job.base) {
+        const from = Math.max(start, job.base);
+        parts.push(readRange(job.logPath, from - job.base, end - from));
+      }
+      text = Buffer.concat(parts).toString('utf8');
     }
     job.readOffset = Math.max(job.readOffset, end);
     return {
@@ -287,4 +324,15 @@ function jobReaders(jobs: Map<string, Job>, redactor: Redactor) {
     };
   };
   return { find, read };
+}
+
+function readRange(path: string, position: number, length: number): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(length);
+    const n = readSync(fd, buffer, 0, length, position);
+    return buffer.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
 }

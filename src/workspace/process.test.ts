@@ -37,6 +37,24 @@ describe('OutputCollector', () => {
   });
 });
 
+describe('OutputCollector spill limit', () => {
+  it('keeps at most spillLimit bytes in the spill file and says so in the text', () => {
+    const dir = tmpWorkspace();
+    const spill = join(dir, 'spill-limited.txt');
+    const collector = new OutputCollector(100, () => spill, 1000);
+    const data = Buffer.from('y\n'.repeat(5000));
+    for (let at = 0; at < data.length; at += 64) collector.push(data.subarray(at, at + 64));
+    expect(collector.spillCut).toBe(true);
+    const out = collector.finish();
+    expect(readFileSync(spill).equals(data.subarray(0, 1000))).toBe(true);
+    expect(out.truncated).toBe(true);
+    expect(out.omittedBytes).toBe(data.length - 100);
+    expect(out.text).toContain(
+      `[${data.length - 100} bytes of output omitted; the output file keeps only its first 1000 bytes]`,
+    );
+  });
+});
+
 describe('pruneOldFiles', () => {
   it('removes kept output older than the retention, once per directory', async () => {
     const { utimesSync, writeFileSync, existsSync, mkdirSync } = await import('node:fs');

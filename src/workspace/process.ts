@@ -12,7 +12,16 @@ import { makeDirs } from '../util/make-dirs';
 
 const KILL_GRACE_MS = 2_000;
 
-/** Collects output: everything up to `maxBytes`, then head + tail in memory and all of it in `spillPath`. */
+/**
+ * The most of one command's output its spill file keeps: a command printing without end (`yes`)
+ * until its timeout would otherwise fill the disk (a pipe carries ≈ 1 GB/s).
+ */
+export const SPILL_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Collects output: everything up to `maxBytes`, then head + tail in memory and all of it in
+ * `spillPath`, up to `spillLimit` bytes (the file keeps the output's first `spillLimit` bytes).
+ */
 export class OutputCollector {
   /** The first `maxBytes` of the stream. */
   private prefix: Buffer[] = [];
@@ -23,11 +32,13 @@ export class OutputCollector {
   private readonly headLimit: number;
   private readonly tailLimit: number;
   private fd: number | undefined;
+  private spilledBytes = 0;
   total = 0;
 
   constructor(
     private readonly maxBytes: number,
     private readonly spillPath: () => string,
+    private readonly spillLimit = SPILL_LIMIT_BYTES,
   ) {
     this.headLimit = Math.floor(maxBytes / 2);
     this.tailLimit = maxBytes - this.headLimit;
@@ -53,13 +64,26 @@ export class OutputCollector {
         this.fd = openSync(path, 'w');
         // Everything so far: the prefix, plus what of this chunk did not fit in it.
         const before = this.total - chunk.length;
-        for (const b of this.prefix) writeSync(this.fd, b);
+        for (const b of this.prefix) this.spill(b);
         const written = Math.min(this.prefixBytes, this.total);
-        if (written < this.total) writeSync(this.fd, chunk.subarray(Math.max(0, written - before)));
+        if (written < this.total) this.spill(chunk.subarray(Math.max(0, written - before)));
       } else {
-        writeSync(this.fd, chunk);
+        this.spill(chunk);
       }
     }
+  }
+
+  private spill(chunk: Buffer): void {
+    const room = this.spillLimit - this.spilledBytes;
+    if (room <= 0 || this.fd === undefined) return;
+    const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
+    writeSync(this.fd, part);
+    this.spilledBytes += part.length;
+  }
+
+  /** Whether the spill file stopped short of the whole output (at `spillLimit`). */
+  get spillCut(): boolean {
+    return this.spilledBytes < this.total && this.fd !== undefined;
   }
 
   get spilled(): boolean {
@@ -71,14 +95,16 @@ export class OutputCollector {
     if (this.fd === undefined) {
       return { text: Buffer.concat(this.prefix).toString('utf8'), truncated: false, omittedBytes: 0 };
     }
+    const cut = this.spillCut;
     closeSync(this.fd);
     this.fd = undefined;
     const head = Buffer.concat(this.prefix).subarray(0, this.headLimit);
     let tail = Buffer.concat(this.tail);
     if (tail.length > this.tailLimit) tail = tail.subarray(tail.length - this.tailLimit);
     const omitted = this.total - head.length - tail.length;
+    const file = cut ? `; the output file keeps only its first ${this.spilledBytes} bytes` : '';
     return {
-      text: `${head.toString('utf8')}\n\n… [${omitted} bytes of output omitted] …\n\n${tail.toString('utf8')}`,
+      text: `${head.toString('utf8')}\n\n… [${omitted} bytes of output omitted${file}] …\n\n${tail.toString('utf8')}`,
       truncated: true,
       omittedBytes: omitted,
     };
