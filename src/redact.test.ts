@@ -4,7 +4,7 @@ import { argSecrets, maskSecretArgs, maskUrlSecrets, urlSecrets } from './redact
 describe('maskUrlSecrets', () => {
   it('masks the password and the credential query values of a URL', () => {
     expect(maskUrlSecrets('https://user:pw-in-url-555@example.com/mcp?token=query-secret-666&mode=x')).toBe(
-      'https://user:[REDACTED]…-555@example.com/mcp?token=[REDACTED]…-666&mode=x',
+      'https://user:[REDACTED]@example.com/mcp?token=[REDACTED]…-666&mode=x',
     );
   });
 

@@ -97,7 +97,8 @@ const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
 
 /**
  * Every URL in the text with its password and its credential query parameters masked
- * (`https://user:[REDACTED]@host/p?token=[REDACTED]…9f2a&mode=x`). For readouts of config values;
+ * (`https://user:[REDACTED]@host/p?token=[REDACTED]…9f2a&mode=x`): a password whole, a token
+ * but its last four characters. For readouts of config values;
  * the runtime keeps the real URL.
  */
 export function maskUrlSecrets(text: string): string {
@@ -106,7 +107,8 @@ export function maskUrlSecrets(text: string): string {
     let out = '';
     let at = 0;
     for (const span of urlSecretSpans(url)) {
-      out += url.slice(at, span.start) + maskSecret(span.value);
+      // A password is never shown in part; a token keeps its last four characters to tell it apart.
+      out += url.slice(at, span.start) + (span.password ? REDACTED : maskSecret(span.value));
       at = span.end;
     }
     return out + url.slice(at);
@@ -156,15 +158,23 @@ function secretArgIndexes(args: readonly string[]): number[] {
 }
 
 /** Where a URL's password and credential query values are, in order. */
-function urlSecretSpans(url: string): { start: number; end: number; value: string }[] {
-  const spans: { start: number; end: number; value: string }[] = [];
+interface SecretSpan {
+  start: number;
+  end: number;
+  value: string;
+  /** The userinfo's password (the rest are query parameters). */
+  password?: true;
+}
+
+function urlSecretSpans(url: string): SecretSpan[] {
+  const spans: SecretSpan[] = [];
   const authorityStart = url.indexOf('://') + 3;
   const authorityEnd = findEnd(url, authorityStart, '/?#');
   const at = url.lastIndexOf('@', authorityEnd - 1);
   if (at >= authorityStart) {
     const colon = url.indexOf(':', authorityStart);
     if (colon >= 0 && colon < at - 1)
-      spans.push({ start: colon + 1, end: at, value: url.slice(colon + 1, at) });
+      spans.push({ start: colon + 1, end: at, value: url.slice(colon + 1, at), password: true });
   }
   const query = url.indexOf('?', authorityEnd);
   if (query < 0) return spans;

@@ -43,7 +43,7 @@ async function appWithSecrets() {
 }
 
 const MASKED = {
-  'mcp.remote.url': 'https://user:[REDACTED]…-555@example.com/mcp?token=[REDACTED]…-666&mode=x',
+  'mcp.remote.url': 'https://user:[REDACTED]@example.com/mcp?token=[REDACTED]…-666&mode=x',
   'mcp.local.args': [FIXTURE, '--api-key', '[REDACTED]…7171', '--token=[REDACTED]…7272', '--verbose'],
   'mcp.local.env.DB_PASS': '[REDACTED]',
   'mcp.local.env.GITHUB_PAT': '[REDACTED]',
