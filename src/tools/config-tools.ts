@@ -7,8 +7,10 @@ import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { explainConfig } from '../config/explain';
 import { formatIssue, loadConfig } from '../config/load';
+import { seedSecrets } from '../config/secrets';
 import { parseConfigValue, writeConfigKey } from '../config/write';
 import { SvcError } from '../errors';
+import { createRedactor } from '../redact';
 import { VERSION } from '../version';
 import { defineTool } from './core/define-tool';
 import type { DbStatus, ToolHost } from './core/types';
@@ -72,6 +74,9 @@ export const config = defineTool({
         fixed: { action: 'validate' },
         description: 'check every config file without applying it',
         exitCode: (r: { valid: boolean }) => (r.valid ? 0 : 2),
+        // Without the App: a config whose store URL is unreachable (or that does not load) is
+        // what this command is for.
+        standalone: (_input, { workspace, env }) => validateConfig(workspace, env),
       },
       { command: 'config reload', fixed: { action: 'reload' }, description: 're-read the config files' },
     ],
@@ -111,19 +116,8 @@ export const config = defineTool({
         const next = app.reloadConfig();
         return { action: 'reload', files: next.files, warnings: next.warnings };
       }
-      case 'validate': {
-        const check = loadConfig(
-          { workspace: app.workspace, env: app.env as Record<string, string | undefined> },
-          { tolerant: true },
-        );
-        return {
-          action: 'validate',
-          valid: check.errors.length === 0,
-          errors: check.errors.map((e) => ({ ...e, text: formatIssue(e) })),
-          warnings: check.warnings,
-          files: check.files,
-        };
-      }
+      case 'validate':
+        return validateConfig(app.workspace, app.env as Record<string, string | undefined>);
       case 'refresh': {
         const before = new Set(app.tools.registered().map((t) => t.name));
         const next = app.reloadConfig();
@@ -142,6 +136,21 @@ export const config = defineTool({
     }
   },
 });
+
+/** Every config file checked, nothing applied: each error with its file, line and text. */
+function validateConfig(workspace: string, env: Record<string, string | undefined>) {
+  const check = loadConfig({ workspace, env }, { tolerant: true });
+  // The values an error quotes may be secrets: scrubbed as the App's redactor would.
+  const redactor = createRedactor();
+  seedSecrets(redactor, check, env);
+  return redactor.value({
+    action: 'validate' as const,
+    valid: check.errors.length === 0,
+    errors: check.errors.map((e) => ({ ...e, text: formatIssue(e) })),
+    warnings: check.warnings,
+    files: check.files,
+  });
+}
 
 export const getConfigInput = () =>
   z.strictObject({

@@ -4,7 +4,7 @@
  * key being set is refused; a real problem elsewhere refuses with its file, line and reason, and
  * validate reports the same problem.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBin } from '../helpers/run-bin';
@@ -33,6 +33,22 @@ describe('svc config set / validate: one validation, one answer', () => {
     expect(read.stdout).toContain('5');
   });
 
+  it('validate needs no store: an unreachable PostgreSQL URL is checked, not connected to, and no data dir is made', async () => {
+    const ws = tmpWorkspace({
+      files: {
+        'svc.toml':
+          '[store]\nurl = "postgres://u:pw-secret-77@127.0.0.1:1/db"\n\n[options]\nmax_steps = "x"\n',
+      },
+    });
+    const validate = await svc(ws, 'config', 'validate', '--json');
+    expect(validate.code, validate.stderr).toBe(2);
+    expect(validate.stderr).toBe('');
+    const report = JSON.parse(validate.stdout);
+    expect(report.errors.map((e: { key: string }) => e.key)).toEqual(['options.max_steps']);
+    expect(validate.stdout).not.toContain('pw-secret-77');
+    expect(existsSync(join(ws, '.svc'))).toBe(false);
+  });
+
   it('setting an unknown key is refused, naming it', async () => {
     const ws = tmpWorkspace({ files: { 'svc.toml': '[options]\nmax_steps = 3\n' } });
     const set = await svc(ws, 'config', 'set', 'options.max_stepz', '5');
@@ -47,14 +63,15 @@ describe('svc config set / validate: one validation, one answer', () => {
     const ws = tmpWorkspace({
       files: { 'svc.toml': '[options]\nmax_steps = 3\n\n[providers.x]\nbase_url = 42\n' },
     });
-    const validate = await svc(ws, 'config', 'validate');
+    const validate = await svc(ws, 'config', 'validate', '--json');
     expect(validate.code).toBe(2);
     const line = 'svc.toml:5: providers.x.base_url: expected string, got number 42';
-    expect(validate.stderr).toContain(line);
+    const report = JSON.parse(validate.stdout);
+    expect(report.valid).toBe(false);
+    expect(report.errors.map((e: { text: string }) => e.text)).toEqual([`config: ${join(ws, line)}`]);
     const set = await svc(ws, 'config', 'set', 'options.max_steps', '5');
     expect(set.code).toBe(2);
-    expect(set.stderr).toContain(line);
-    expect(set.stderr).toBe(validate.stderr);
+    expect(set.stderr).toBe(`svc: ${report.errors[0].text}\n`);
     expect(readFileSync(join(ws, 'svc.toml'), 'utf8')).toContain('max_steps = 3');
     expect(set.stderr.trim().split('\n')).toHaveLength(1);
   });

@@ -5,6 +5,7 @@
  * renderer (or a readable default) prints.
  * @module
  */
+import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
 import { SvcError } from '../../errors';
@@ -113,6 +114,16 @@ async function runToolCommand(
   input: Record<string, unknown>,
   asJson: boolean,
 ) {
+  if (binding.standalone) {
+    const workspace = resolve(ctx.globals().cwd ?? ctx.io.cwd);
+    return print(
+      ctx,
+      binding,
+      await binding.standalone(input, { workspace, env: ctx.io.env }),
+      input,
+      asJson,
+    );
+  }
   const app = await ctx.app();
   const outcome = await callTool(
     app,
@@ -135,8 +146,12 @@ async function runToolCommand(
   const result = app.redactor.value(
     binding.envelope ? await binding.envelope(payload, { app, input: parsed }) : payload,
   );
+  print(ctx, binding, result, parsed, asJson);
+}
+
+function print(ctx: CliContext, binding: CliBinding, result: unknown, input: unknown, asJson: boolean) {
   if (asJson) ctx.json(result);
-  else ctx.out(binding.text ? binding.text(result, parsed) : renderText(result));
+  else ctx.out(binding.text ? binding.text(result, input) : renderText(result));
   const code = binding.exitCode?.(result);
   if (code) ctx.exitCode = code;
 }

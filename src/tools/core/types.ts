@@ -363,6 +363,11 @@ export interface CliBinding {
    * e.g. a readout inside `{ posture, …discovery }`. The payload itself stays unchanged inside.
    */
   envelope?: (result: any, context: { app: ToolHost; input: any }) => unknown;
+  /** Answer without the App (no data dir, no store): `config validate` with a broken store URL. */
+  standalone?: (
+    input: any,
+    context: { workspace: string; env: Record<string, string | undefined> },
+  ) => unknown;
 }
 
 export interface ToolSurfaces {
