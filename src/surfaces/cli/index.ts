@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import type { App, AppOptions } from '../../app';
 import { SvcError, toSvcError } from '../../errors';
 import { allTools } from '../../tools/index';
+import { safeTerminalText } from '../../util/terminal-text';
 import { VERSION } from '../../version';
 import { registrars } from './commands/index';
 import type { CliContext, CliIo, GlobalOptions } from './context';
@@ -45,8 +46,11 @@ export async function runCli(
       })();
       return appPromise;
     },
+    // Human text on a terminal shows what the model, a command, a file name or a peer wrote, and
+    // none of their escape sequences acts on the terminal (JSON and piped output stay exact).
     out: (text) => {
-      io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+      const line = text.endsWith('\n') ? text : `${text}\n`;
+      io.stdout.write(io.stdout.isTTY ? safeTerminalText(line) : line);
     },
     json: (value) => {
       io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -104,7 +108,7 @@ export async function runCli(
     }
     const e = toSvcError(error);
     const message = app ? app.redactor.string(e.message) : e.message;
-    io.stderr.write(`svc: ${message}\n`);
+    io.stderr.write(`svc: ${safeTerminalText(message)}\n`);
     if (io.env.SVC_DEBUG === '1') io.stderr.write(`${(e.cause as Error | undefined)?.stack ?? e.stack}\n`);
     if (e.code === 'internal') app?.log.error('command failed', { argv, error: e.cause ?? e });
     return SvcError.is(error) ? e.exitCode : 1;

@@ -20,6 +20,7 @@ import { type FailureReport, SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
 import { decisionForKey, permissionChoices, permissionLabel } from '../../../permissions/keys';
 import { callTool } from '../../../tools/core/call-tool';
+import { safeTerminalText, visibleControls } from '../../../util/terminal-text';
 import type { CliContext, CliIo, CliRegistrar } from '../context';
 import { runEndLines, runExitCode, toolRefusedLine } from '../failure-lines';
 
@@ -182,8 +183,17 @@ interface Output {
   finish(result: RunResult): void;
 }
 
-function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string): Output {
-  const terminal = io.stderr.isTTY === true;
+function createOutput(cli: CliIo, format: RunOptions['output'], sessionId: string): Output {
+  const terminal = cli.stderr.isTTY === true;
+  // Human text (stderr always; the model's text on stdout when it is a terminal) carries what the
+  // model, a command or a provider wrote: no escape sequence of theirs reaches the terminal.
+  const io = {
+    stdout: {
+      write: (text: string) =>
+        cli.stdout.write(format === 'text' && cli.stdout.isTTY ? safeTerminalText(text) : text),
+    },
+    stderr: { write: (text: string) => cli.stderr.write(safeTerminalText(text)) },
+  };
   let wroteText = false;
   let endedWithNewline = true;
   const hinted = new Set<string>();
@@ -255,7 +265,7 @@ function createOutput(io: CliIo, format: RunOptions['output'], sessionId: string
 async function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): Promise<() => void> {
   const detach = app.agent.attach(sessionId, 'svc run (terminal)');
   const stdin = io.stdin as NodeJS.ReadStream;
-  const waiting: { session_id: string; request_id: string; title: string }[] = [];
+  const waiting: { session_id: string; request_id: string; title: string; details?: unknown }[] = [];
   let asking = false;
   let onKey: ((chunk: Buffer | string) => void) | undefined;
   const release = () => {
@@ -271,7 +281,7 @@ async function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): P
       return;
     }
     asking = true;
-    io.stderr.write(`\n? allow ${next.title}\n  ${permissionChoices()} `);
+    io.stderr.write(`\n? allow ${promptText(next.title, next.details)}\n  ${permissionChoices()} `);
     onKey = (chunk) => {
       const input = String(chunk);
       // An escape sequence (an arrow key) is not Esc: only a lone key counts.
@@ -298,9 +308,14 @@ async function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): P
     sessionId,
     (event) => {
       if (event.type !== 'permission.requested') return;
-      const p = event.payload as { session_id: string; request_id: string; title: string };
+      const p = event.payload as { session_id: string; request_id: string; title: string; details?: unknown };
       if (waiting.some((w) => w.request_id === p.request_id)) return;
-      waiting.push({ session_id: p.session_id, request_id: p.request_id, title: p.title });
+      waiting.push({
+        session_id: p.session_id,
+        request_id: p.request_id,
+        title: p.title,
+        details: p.details,
+      });
       if (!asking) ask();
     },
     { family: true },
@@ -310,6 +325,24 @@ async function attachTerminalPrompter(app: App, sessionId: string, io: CliIo): P
     detach();
     release();
   };
+}
+
+/**
+ * What is asked, as the terminal shows it: the title on one line, then the whole command (every
+ * line) or the call's arguments, control characters shown rather than acted on: a title is a
+ * summary (clipped, its newlines flattened), and a command that rewrote the line (`ESC [2K`) or
+ * hid its second line behind a long first one showed another command than the one that runs.
+ */
+export function promptText(title: string, details: unknown): string {
+  const lines = [visibleControls(title.replace(/[\r\n]+/g, ' '))];
+  const d = details && typeof details === 'object' ? (details as Record<string, unknown>) : {};
+  if (typeof d.command === 'string') {
+    const command = d.command.split('\n');
+    lines.push(...command.map((line, i) => `  ${i === 0 ? '$' : ' '} ${visibleControls(line)}`));
+  } else if (d.arguments !== undefined) {
+    lines.push(`  arguments: ${visibleControls(JSON.stringify(d.arguments))}`);
+  }
+  return lines.join('\n');
 }
 
 async function readStdin(io: CliIo): Promise<string> {
