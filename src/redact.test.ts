@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { argSecrets, maskSecretArgs, maskUrlSecrets, urlSecrets } from './redact';
+import { argSecrets, createRedactor, maskSecretArgs, maskUrlSecrets, urlSecrets } from './redact';
 
 describe('maskUrlSecrets', () => {
   it('masks the password and the credential query values of a URL', () => {
@@ -78,5 +78,34 @@ describe('maskSecretArgs', () => {
 
   it('gives the values for the redactor', () => {
     expect(argSecrets(args)).toEqual(['arg-secret-7171', 'arg-tok-7272', 'ghp-short']);
+  });
+});
+
+describe('redactor.value and errors', () => {
+  it('an Error anywhere in a value keeps its name, message, code and cause, secrets redacted', () => {
+    const redactor = createRedactor(['sk-live-secret-123456']);
+    const inner = Object.assign(new Error('socket hang up with sk-live-secret-123456'), {
+      code: 'ECONNRESET',
+    });
+    const outer = new TypeError('fetch failed', { cause: inner });
+    const out = redactor.value({ details: { errors: [outer] } });
+    expect(out).toEqual({
+      details: {
+        errors: [
+          {
+            name: 'TypeError',
+            message: 'fetch failed',
+            cause: { name: 'Error', message: 'socket hang up with [REDACTED]', code: 'ECONNRESET' },
+          },
+        ],
+      },
+    });
+  });
+
+  it('a cause that loops is cut, not followed forever', () => {
+    const a = new Error('a');
+    const b = new Error('b', { cause: a });
+    (a as { cause?: unknown }).cause = b;
+    expect(JSON.stringify(createRedactor().value({ a }))).toContain('[circular]');
   });
 });

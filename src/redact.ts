@@ -68,12 +68,24 @@ export function createRedactor(initial: Iterable<string> = []): Redactor {
     seen.add(input);
     if (Array.isArray(input)) return input.map((item) => walk(item, undefined, seen));
     if (input instanceof Date) return input;
+    // An Error's fields are not enumerable (copied, it was `{}`): its name, message, code and cause.
+    if (input instanceof Error) return walk(errorFields(input), key, seen);
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(input)) out[k] = walk(v, k, seen);
     return out;
   };
 
   return { add, string, value: <T>(value: T) => walk(value, undefined, new WeakSet()) as T };
+}
+
+function errorFields(error: Error): Record<string, unknown> {
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  return {
+    name: error.name,
+    message: error.message,
+    ...(code !== undefined ? { code } : {}),
+    ...(cause !== undefined ? { cause } : {}),
+  };
 }
 
 /** `keychain:x` and `${ENV}` are references, not secrets: showing them is how provenance is explained. */
