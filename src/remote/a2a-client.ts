@@ -29,6 +29,8 @@ export interface A2aHttp {
   token?: string;
   origin?: string;
   signal?: AbortSignal;
+  /** The answer size cap in bytes (default 4 MiB). */
+  maxBytes?: number;
 }
 
 export interface FetchedCard {
@@ -50,8 +52,9 @@ export async function fetchAgentCard(url: string, http: A2aHttp): Promise<Fetche
       lastError = new SvcError('not_found', `no agent card at ${candidate}`);
       continue;
     }
-    if (!response.ok) throw httpFailure(candidate, response.status, await readCapped(response));
-    const text = await readCapped(response);
+    if (!response.ok)
+      throw httpFailure(candidate, response.status, await readCapped(response, candidate, http));
+    const text = await readCapped(response, candidate, http);
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -87,7 +90,7 @@ export async function rpcCall(
     { method: 'POST', body, headers: { 'content-type': 'application/json' } },
     http,
   );
-  const text = await readCapped(response);
+  const text = await readCapped(response, rpcUrl, http);
   if (!response.ok) throw httpFailure(rpcUrl, response.status, text);
   let json: unknown;
   try {
@@ -201,12 +204,51 @@ async function request(url: string, init: RequestInit, http: A2aHttp): Promise<R
   }
 }
 
-async function readCapped(response: Response): Promise<string> {
+/** The body as text, read chunk by chunk and given up (the request cancelled) past the cap. */
+async function readCapped(response: Response, url: string, http: A2aHttp): Promise<string> {
+  const max = http.maxBytes ?? MAX_BYTES;
+  const tooLarge = () =>
+    new SvcError(
+      'unavailable',
+      `the answer of ${new URL(url).origin} is over the ${max}-byte cap for A2A answers; it was not read`,
+    );
   const length = Number(response.headers.get('content-length') ?? 0);
-  if (length > MAX_BYTES) throw new SvcError('unavailable', `answer over ${MAX_BYTES} bytes`);
-  const text = await response.text();
-  if (text.length > MAX_BYTES) throw new SvcError('unavailable', `answer over ${MAX_BYTES} bytes`);
-  return text;
+  if (length > max) {
+    await response.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > max) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (SvcError.is(error)) throw error;
+    if (http.signal?.aborted) throw new SvcError('cancelled', 'the delegation was cancelled');
+    if ((error as Error).name === 'TimeoutError')
+      throw new SvcError(
+        'timeout',
+        `no complete answer from ${new URL(url).origin} within ${CALL_TIMEOUT_MS / 1000}s`,
+      );
+    throw new SvcError(
+      'unavailable',
+      `reading the answer of ${new URL(url).origin} failed: ${(error as Error).message}`,
+      { cause: error },
+    );
+  } finally {
+    reader.releaseLock();
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function httpFailure(url: string, status: number, body: string): SvcError {
