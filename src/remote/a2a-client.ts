@@ -23,11 +23,14 @@ import {
 const MAX_BYTES = 4 * 1024 * 1024;
 const CALL_TIMEOUT_MS = 30_000;
 
-export interface A2aHttp {
-  fetch: typeof fetch;
-  /** Bearer token for `origin`, when one is known. */
+/** A bearer token and the one origin it belongs to (the configured endpoint's, never a card's). */
+export interface TokenScope {
   token?: string;
   origin?: string;
+}
+
+export interface A2aHttp extends TokenScope {
+  fetch: typeof fetch;
   signal?: AbortSignal;
   /** The answer size cap in bytes (default 4 MiB). */
   maxBytes?: number;
@@ -53,7 +56,7 @@ export async function fetchAgentCard(url: string, http: A2aHttp): Promise<Fetche
       continue;
     }
     if (!response.ok)
-      throw httpFailure(candidate, response.status, await readCapped(response, candidate, http));
+      throw httpFailure(candidate, response.status, await readCapped(response, candidate, http), http);
     const text = await readCapped(response, candidate, http);
     let json: unknown;
     try {
@@ -91,7 +94,7 @@ export async function rpcCall(
     http,
   );
   const text = await readCapped(response, rpcUrl, http);
-  if (!response.ok) throw httpFailure(rpcUrl, response.status, text);
+  if (!response.ok) throw httpFailure(rpcUrl, response.status, text, http);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -187,9 +190,7 @@ async function request(url: string, init: RequestInit, http: A2aHttp): Promise<R
   const target = new URL(url);
   const headers = new Headers(init.headers);
   headers.set('accept', 'application/json');
-  // The token belongs to one origin: never send it to another host a card points at.
-  if (http.token && (!http.origin || http.origin === target.origin))
-    headers.set('authorization', `Bearer ${http.token}`);
+  if (sendsToken(http, target)) headers.set('authorization', `Bearer ${http.token}`);
   const timeout = AbortSignal.timeout(CALL_TIMEOUT_MS);
   const signal = http.signal ? AbortSignal.any([http.signal, timeout]) : timeout;
   try {
@@ -202,6 +203,14 @@ async function request(url: string, init: RequestInit, http: A2aHttp): Promise<R
       cause: error,
     });
   }
+}
+
+/**
+ * The token belongs to the origin of the endpoint it is configured for: a request to any other
+ * origin (a card may name one for its JSON-RPC url) goes without it.
+ */
+function sendsToken(http: TokenScope, target: URL): boolean {
+  return Boolean(http.token && http.origin && http.origin === target.origin);
 }
 
 /** The body as text, read chunk by chunk and given up (the request cancelled) past the cap. */
@@ -251,8 +260,14 @@ async function readCapped(response: Response, url: string, http: A2aHttp): Promi
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function httpFailure(url: string, status: number, body: string): SvcError {
+function httpFailure(url: string, status: number, body: string, http: TokenScope): SvcError {
   const origin = new URL(url).origin;
+  if ((status === 401 || status === 403) && http.token && http.origin && !sendsToken(http, new URL(url))) {
+    return new SvcError(
+      'unauthorized',
+      `${origin} refused the request (${status}): the agent card points there, but the token is only sent to ${http.origin}, the origin it is configured for; point [a2a.remotes.<name>].url at ${origin} if it is the same agent`,
+    );
+  }
   if (status === 401 || status === 403) {
     return new SvcError(
       'unauthorized',

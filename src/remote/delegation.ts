@@ -48,7 +48,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
   const { store } = deps;
   const view = viewTask;
   const endpoints = createEndpoints(deps, store, log);
-  const { httpFor, tokenForRow } = endpoints;
+  const { httpFor, authForRow } = endpoints;
   const sync = createTaskSync(store, endpoints, deps.redactor, log);
 
   return {
@@ -74,7 +74,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
         sent = await sendMessage(
           target.card.rpc_url,
           { text: input.message, contextId: input.context_id, blocking: false },
-          await httpFor(target.card.rpc_url, ctx.signal, target.token),
+          httpFor(ctx.signal, target.auth),
         );
       } catch (error) {
         await store.updateTask(id, {
@@ -110,7 +110,7 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
         const task = await getTask(
           current.rpc_url,
           current.remote_task_id,
-          await httpFor(current.rpc_url, ctx.signal, await tokenForRow(current)),
+          httpFor(ctx.signal, await authForRow(current)),
         );
         await sync.apply(taskId, task);
         return view(await store.task(taskId));

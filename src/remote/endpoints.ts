@@ -1,12 +1,13 @@
 /**
  * Where a delegation goes: the named endpoints (configured remotes and deployed agents), the
- * token of a URL's endpoint, and the resolution of a target (a card URL, a name, or a capability
- * matched against the known cards' skills).
+ * token of a URL's endpoint (scoped to that endpoint's origin: a card cannot move it elsewhere),
+ * and the resolution of a target (a card URL, a name, or a capability matched against the known
+ * cards' skills).
  * @module
  */
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
-import { type A2aHttp, fetchAgentCard } from './a2a-client';
+import { type A2aHttp, fetchAgentCard, type TokenScope } from './a2a-client';
 import { capabilityScore } from './a2a-wire';
 import { type DelegateInput, type RemoteAgentDeps, safeOrigin } from './delegation-types';
 import type { A2aStore, KnownCard, TargetKind, TaskRow } from './task-store';
@@ -21,18 +22,24 @@ export interface ResolvedTarget {
   kind: TargetKind;
   value: string;
   card: KnownCard;
-  token?: string;
+  /** The token and the origin it may go to (the configured endpoint's). */
+  auth: TokenScope;
 }
 
 export interface Endpoints {
   /** Configured remotes and deployed agents by name (a deployed agent wins a name). */
   all(): Promise<Map<string, Endpoint>>;
-  /** The HTTP of a call to `url`, with the token of its endpoint unless one is given. */
-  httpFor(url: string, signal: AbortSignal, token?: string): Promise<A2aHttp>;
-  /** The token to reach a tracked task's agent with. */
-  tokenForRow(row: TaskRow): Promise<string | undefined>;
+  /** The HTTP of a call, carrying `auth` (sent only to its origin). */
+  httpFor(signal: AbortSignal, auth?: TokenScope): A2aHttp;
+  /** The token to reach a tracked task's agent with, and its origin. */
+  authForRow(row: TaskRow): Promise<TokenScope>;
   resolve(input: DelegateInput, signal: AbortSignal): Promise<ResolvedTarget>;
 }
+
+const endpointAuth = (endpoint: Endpoint): TokenScope => ({
+  token: endpoint.token,
+  origin: safeOrigin(endpoint.url),
+});
 
 const CARD_TTL_MS = 10 * 60 * 1000;
 
@@ -52,32 +59,30 @@ export function createEndpoints(
     return out;
   };
 
-  /** The token of the endpoint a URL belongs to (same origin), if any. */
-  const tokenFor = async (url: string): Promise<string | undefined> => {
+  /** The token of the endpoint a URL belongs to (same origin), scoped to that origin. */
+  const authFor = async (url: string): Promise<TokenScope> => {
     const origin = safeOrigin(url);
     for (const endpoint of (await all()).values())
-      if (origin && safeOrigin(endpoint.url) === origin) return endpoint.token;
-    return undefined;
+      if (origin && safeOrigin(endpoint.url) === origin) return endpointAuth(endpoint);
+    return {};
   };
 
-  const httpFor = async (url: string, signal: AbortSignal, token?: string): Promise<A2aHttp> => ({
+  const httpFor = (signal: AbortSignal, auth: TokenScope = {}): A2aHttp => ({
     fetch: deps.fetch,
-    token: token === undefined ? await tokenFor(url) : token,
-    origin: safeOrigin(url),
+    ...auth,
     signal,
   });
 
   const matchCapability = async (capability: string, signal: AbortSignal): Promise<ResolvedTarget> => {
     // Refresh the cards of every agent we can name (best effort), then score all known cards.
+    const named = new Map([...(await all()).values()].map((endpoint) => [endpoint.source, endpoint]));
     const cached = new Map((await store.cards()).map((card) => [card.source, card]));
-    const tokens = new Map<string, string | undefined>();
-    for (const endpoint of (await all()).values()) {
+    for (const endpoint of named.values()) {
       const fresh = cached.get(endpoint.source);
-      tokens.set(endpoint.source, endpoint.token);
       if (fresh && deps.clock.now() - fresh.fetched_at < CARD_TTL_MS) continue;
       try {
         await store.rememberCard(
-          await fetchAgentCard(endpoint.url, await httpFor(endpoint.url, signal, endpoint.token)),
+          await fetchAgentCard(endpoint.url, httpFor(signal, endpointAuth(endpoint))),
           endpoint.source,
         );
       } catch (error) {
@@ -88,22 +93,27 @@ export function createEndpoints(
         });
       }
     }
-    const ranked = (await store.cards())
+    const candidates = await store.cards();
+    const ranked = candidates
       .map((card) => ({ card, score: capabilityScore(card.skills, card, capability) }))
       .filter((entry) => entry.score > 0)
       .sort((a, b) => b.score - a.score || a.card.name.localeCompare(b.card.name));
     const best = ranked[0];
     if (!best) {
-      const skills = (await store.cards()).flatMap((card) =>
-        card.skills.map((skill) => `${card.name}:${skill.id}`),
-      );
+      const skills = candidates.flatMap((card) => card.skills.map((skill) => `${card.name}:${skill.id}`));
       throw new SvcError(
         'not_found',
         `capability: no known agent card has a skill matching "${capability}"${skills.length ? `; known skills: ${skills.slice(0, 20).join(', ')}` : ' (no agent cards known yet: deploy an agent or configure [a2a.remotes])'}`,
       );
     }
-    const token = tokens.get(best.card.source) ?? (await tokenFor(best.card.card_url));
-    return { kind: 'capability' as const, value: capability, card: best.card, token };
+    return {
+      kind: 'capability' as const,
+      value: capability,
+      card: best.card,
+      auth: named.has(best.card.source)
+        ? endpointAuth(named.get(best.card.source) as Endpoint)
+        : await authFor(best.card.card_url),
+    };
   };
 
   const resolve = async (input: DelegateInput, signal: AbortSignal): Promise<ResolvedTarget> => {
@@ -115,12 +125,13 @@ export function createEndpoints(
       );
     }
     if (input.card_url !== undefined) {
-      const fetched = await fetchAgentCard(input.card_url, await httpFor(input.card_url, signal));
+      const auth = await authFor(input.card_url);
+      const fetched = await fetchAgentCard(input.card_url, httpFor(signal, auth));
       return {
         kind: 'card_url',
         value: input.card_url,
         card: await store.rememberCard(fetched, 'url'),
-        token: await tokenFor(fetched.card_url),
+        auth,
       };
     }
     if (input.agent_name !== undefined) {
@@ -132,12 +143,12 @@ export function createEndpoints(
           `agent_name: no deployed or configured agent "${input.agent_name}"${names.length ? `; known: ${names.join(', ')}` : ''} (deploy one with deploy_agent or add [a2a.remotes.${input.agent_name}])`,
         );
       }
-      const fetched = await fetchAgentCard(endpoint.url, await httpFor(endpoint.url, signal, endpoint.token));
+      const fetched = await fetchAgentCard(endpoint.url, httpFor(signal, endpointAuth(endpoint)));
       return {
         kind: 'name',
         value: input.agent_name,
         card: await store.rememberCard(fetched, endpoint.source),
-        token: endpoint.token,
+        auth: endpointAuth(endpoint),
       };
     }
     return matchCapability(input.capability as string, signal);
@@ -146,10 +157,11 @@ export function createEndpoints(
   return {
     all,
     httpFor,
-    tokenForRow: async (row) =>
-      row.target_kind === 'name'
-        ? ((await all()).get(row.target)?.token ?? (await tokenFor(row.card_url)))
-        : await tokenFor(row.card_url),
+    // The endpoint the task was sent through: its name, else the one its card URL belongs to.
+    authForRow: async (row) => {
+      const named = row.target_kind === 'name' ? (await all()).get(row.target) : undefined;
+      return named ? endpointAuth(named) : authFor(row.card_url);
+    },
     resolve,
   };
 }

@@ -24,11 +24,11 @@ export interface TaskSync {
 
 export function createTaskSync(
   store: Pick<A2aStore, 'task' | 'updateTask'>,
-  endpoints: Pick<Endpoints, 'httpFor' | 'tokenForRow'>,
+  endpoints: Pick<Endpoints, 'httpFor' | 'authForRow'>,
   redactor: Redactor,
   log: Logger,
 ): TaskSync {
-  const { httpFor, tokenForRow } = endpoints;
+  const { httpFor, authForRow } = endpoints;
 
   const apply = async (id: string, task: TaskWire) => {
     const done = TERMINAL_STATES.has(task.status.state);
@@ -53,7 +53,7 @@ export function createTaskSync(
       const task = await cancelTask(
         r.rpc_url,
         r.remote_task_id,
-        await httpFor(r.rpc_url, AbortSignal.timeout(10_000), await tokenForRow(r)),
+        httpFor(AbortSignal.timeout(10_000), await authForRow(r)),
       );
       if (task) await apply(r.id, task);
       else await store.updateTask(r.id, { state: 'canceled' });
@@ -94,7 +94,7 @@ export function createTaskSync(
         task = await getTask(
           current.rpc_url,
           current.remote_task_id,
-          await httpFor(current.rpc_url, signal, await tokenForRow(current)),
+          httpFor(signal, await authForRow(current)),
         );
       } catch (error) {
         if (!signal.aborted) throw error;

@@ -1,11 +1,17 @@
 /**
  * Delegation against hostile A2A agents (plain node:http servers on 127.0.0.1:0). Pins:
+ * - a configured remote's token goes only to its own origin: a card naming another origin for
+ *   its JSON-RPC url gets message/send, tasks/get and tasks/cancel without it;
  * - an answer is read only up to the size cap, also when it comes chunked (no content-length);
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import type { App } from '../../src/app';
 import { fetchAgentCard } from '../../src/remote/a2a-client';
+import { invokeTool } from '../../src/tools/core/call-tool';
+import type { PermissionRequest } from '../../src/tools/core/types';
+import { makeTestApp } from '../helpers/make-test-app';
 
 interface Seen {
   method: string;
@@ -48,7 +54,102 @@ async function agent(handler: Handler): Promise<Agent> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
+const json = (res: ServerResponse, value: unknown, status = 200) => {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(value));
+};
+
+const card = (name: string, rpcUrl: string, skill: Record<string, unknown>) => ({
+  name,
+  description: 'an agent',
+  url: rpcUrl,
+  preferredTransport: 'JSONRPC',
+  protocolVersion: '0.3.0',
+  skills: [skill],
+});
+
+const task = (state: string, text: string) => ({
+  kind: 'task',
+  id: 'rt-1',
+  contextId: 'ctx-1',
+  status: {
+    state,
+    message: { kind: 'message', role: 'agent', messageId: 'm1', parts: [{ kind: 'text', text }] },
+  },
+  artifacts: state === 'completed' ? [{ artifactId: 'a1', parts: [{ kind: 'text', text }] }] : [],
+});
+
+/** An agent serving its card and answering JSON-RPC: `answer(method, body)` gives the result. */
+const rpcAgent = (cardOf: (origin: string) => unknown, answer: (method: string, body: string) => unknown) =>
+  agent((req, res, body) => {
+    const origin = `http://${req.headers.host}`;
+    if (req.url?.startsWith('/.well-known/')) return json(res, cardOf(origin));
+    if (req.url !== '/a2a') return json(res, {}, 404);
+    const message = JSON.parse(body) as { id: string; method: string };
+    const result = answer(message.method, body);
+    if (result === 401) return json(res, { error: 'unauthorized' }, 401);
+    json(res, { jsonrpc: '2.0', id: message.id, result });
+  });
+
+async function appWith(remotes: Record<string, { url: string; token?: string }>): Promise<App> {
+  return makeTestApp({ config: { a2a: { remotes } } });
+}
+
+const call = (app: App, input: unknown, asks: PermissionRequest[] = [], name = 'a2a_delegate') =>
+  invokeTool(app, name, input, {
+    surface: 'cli',
+    sessionId: 'ses_test',
+    ask: async (request) => {
+      asks.push(request);
+    },
+  }) as Promise<any>;
+
 describe('A2A delegation to hostile agents', () => {
+  it("sends a remote's token only to its configured origin, never to the origin its card names", async () => {
+    let gets = 0;
+    const rpcHost = await rpcAgent(
+      () => ({}),
+      (method, body) => {
+        if (body.includes('need-auth')) return 401;
+        if (method === 'message/send') return task('working', 'started');
+        if (method === 'tasks/get') return task(++gets === 1 ? 'completed' : 'working', 'done remotely');
+        return task('canceled', 'stopped');
+      },
+    );
+    const cardHost = await rpcAgent(
+      () => card('builder', `${rpcHost.url}/a2a`, { id: 'build', tags: ['build'] }),
+      () => ({}),
+    );
+    const app = await appWith({ builder: { url: cardHost.url, token: 'tok-SECRET-builder' } });
+
+    // message/send then tasks/get polls.
+    const done = await call(app, { agent_name: 'builder', message: 'hi', timeout_seconds: 30 });
+    expect(done).toMatchObject({ state: 'completed', text: 'done remotely' });
+    // A task left running: checked again (tasks/get) and cancelled (tasks/cancel).
+    const running = await call(app, { agent_name: 'builder', message: 'again', wait: false });
+    expect(running).toMatchObject({ state: 'working' });
+    await call(app, { task_id: running.task_id, wait: false });
+    expect(await call(app, { task_id: running.task_id }, [], 'delete_a2a_task')).toMatchObject({
+      cancelled: true,
+    });
+    expect(rpcHost.seen.map((s) => s.rpc)).toEqual([
+      'message/send',
+      'tasks/get',
+      'message/send',
+      'tasks/get',
+      'tasks/cancel',
+    ]);
+    expect(rpcHost.seen.filter((s) => s.auth !== undefined)).toEqual([]);
+    // An agent that needs the token there is refused with the reason and the next step.
+    await expect(call(app, { agent_name: 'builder', message: 'need-auth' })).rejects.toThrow(
+      `the token is only sent to ${cardHost.url}`,
+    );
+    expect(rpcHost.seen.at(-1)).toMatchObject({ rpc: 'message/send', auth: undefined });
+    // The card itself is fetched from the configured origin, with the token.
+    expect(cardHost.seen.length).toBeGreaterThan(0);
+    for (const seen of cardHost.seen) expect(seen.auth).toBe('Bearer tok-SECRET-builder');
+  }, 30_000);
+
   it('reads a chunked answer only up to the cap and names the remote', async () => {
     let written = 0;
     let closed = false;
