@@ -10,7 +10,7 @@ import { SvcError } from '../errors';
 import { getTask, sendMessage } from './a2a-client';
 import { partsText, TERMINAL_STATES } from './a2a-wire';
 import { type CallContext, clip, type DelegateInput, type RemoteAgentDeps } from './delegation-types';
-import { createEndpoints } from './endpoints';
+import { createEndpoints, type ResolvedTarget } from './endpoints';
 import type { ServedTaskRepository } from './served-task-repository';
 import { type KnownCard, type TrackedTask, viewTask } from './task-store';
 import { createTaskSync } from './task-sync';
@@ -21,10 +21,14 @@ export type {
   DeployedEndpoint,
   RemoteAgentDeps,
 } from './delegation-types';
+export type { ResolvedTarget } from './endpoints';
 export type { KnownCard, TargetKind, TrackedTask } from './task-store';
 
 export interface RemoteAgents {
-  delegate(input: DelegateInput, ctx: CallContext): Promise<TrackedTask>;
+  /** Which agent a delegation would go to (its card fetched and checked), without sending. */
+  resolve(input: DelegateInput, signal: AbortSignal): Promise<ResolvedTarget>;
+  /** Send the task to `target` (as `resolve` answered for this input), else resolve it first. */
+  delegate(input: DelegateInput, ctx: CallContext, target?: ResolvedTarget): Promise<TrackedTask>;
   /** Look at a tracked task again (polling the remote until it ends when `wait`). */
   check(
     taskId: string,
@@ -52,10 +56,12 @@ export function createRemoteAgents(deps: RemoteAgentDeps): RemoteAgents {
   const sync = createTaskSync(store, endpoints, deps.redactor, log);
 
   return {
-    async delegate(input, ctx) {
+    resolve: (input, signal) => endpoints.resolve(input, signal),
+
+    async delegate(input, ctx, resolved) {
       if (!input.message.trim())
         throw new SvcError('invalid_input', 'message: give the task for the remote agent');
-      const target = await endpoints.resolve(input, ctx.signal);
+      const target = resolved ?? (await endpoints.resolve(input, ctx.signal));
       const id = deps.ids.next('a2a');
       await store.insertTask({
         id,

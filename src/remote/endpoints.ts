@@ -1,8 +1,8 @@
 /**
  * Where a delegation goes: the named endpoints (configured remotes and deployed agents), the
  * token of a URL's endpoint (scoped to that endpoint's origin: a card cannot move it elsewhere),
- * and the resolution of a target (a card URL, a name, or a capability matched against the known
- * cards' skills).
+ * and the resolution of a target (a card URL, a name, or a capability matched against the skills
+ * of the named endpoints' cards; a card fetched once by URL never wins a capability).
  * @module
  */
 import { SvcError } from '../errors';
@@ -22,6 +22,8 @@ export interface ResolvedTarget {
   kind: TargetKind;
   value: string;
   card: KnownCard;
+  /** The configured remote or deployed agent it resolved to (none for a card URL). */
+  endpoint?: string;
   /** The token and the origin it may go to (the configured endpoint's). */
   auth: TokenScope;
 }
@@ -40,6 +42,8 @@ const endpointAuth = (endpoint: Endpoint): TokenScope => ({
   token: endpoint.token,
   origin: safeOrigin(endpoint.url),
 });
+
+const endpointName = (source: string) => source.slice(source.indexOf(':') + 1);
 
 const CARD_TTL_MS = 10 * 60 * 1000;
 
@@ -74,7 +78,8 @@ export function createEndpoints(
   });
 
   const matchCapability = async (capability: string, signal: AbortSignal): Promise<ResolvedTarget> => {
-    // Refresh the cards of every agent we can name (best effort), then score all known cards.
+    // Refresh the cards of every agent we can name (best effort), then score those cards only:
+    // a card fetched once by URL (source 'url') is known but never chosen by capability.
     const named = new Map([...(await all()).values()].map((endpoint) => [endpoint.source, endpoint]));
     const cached = new Map((await store.cards()).map((card) => [card.source, card]));
     for (const endpoint of named.values()) {
@@ -93,7 +98,7 @@ export function createEndpoints(
         });
       }
     }
-    const candidates = await store.cards();
+    const candidates = (await store.cards()).filter((card) => named.has(card.source));
     const ranked = candidates
       .map((card) => ({ card, score: capabilityScore(card.skills, card, capability) }))
       .filter((entry) => entry.score > 0)
@@ -103,16 +108,15 @@ export function createEndpoints(
       const skills = candidates.flatMap((card) => card.skills.map((skill) => `${card.name}:${skill.id}`));
       throw new SvcError(
         'not_found',
-        `capability: no known agent card has a skill matching "${capability}"${skills.length ? `; known skills: ${skills.slice(0, 20).join(', ')}` : ' (no agent cards known yet: deploy an agent or configure [a2a.remotes])'}`,
+        `capability: no deployed or configured agent has a skill matching "${capability}"${skills.length ? `; known skills: ${skills.slice(0, 20).join(', ')}` : ' (no agent cards known yet: deploy an agent or configure [a2a.remotes])'}`,
       );
     }
     return {
       kind: 'capability' as const,
       value: capability,
       card: best.card,
-      auth: named.has(best.card.source)
-        ? endpointAuth(named.get(best.card.source) as Endpoint)
-        : await authFor(best.card.card_url),
+      endpoint: endpointName(best.card.source),
+      auth: endpointAuth(named.get(best.card.source) as Endpoint),
     };
   };
 
@@ -148,6 +152,7 @@ export function createEndpoints(
         kind: 'name',
         value: input.agent_name,
         card: await store.rememberCard(fetched, endpoint.source),
+        endpoint: input.agent_name,
         auth: endpointAuth(endpoint),
       };
     }

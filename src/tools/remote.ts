@@ -10,10 +10,11 @@ import { agentKind } from '../agent/agent-kinds';
 import type { DeployInput, Deployment } from '../deploy/deploy-service';
 import { LOCAL_TARGET } from '../deploy/targets';
 import { SvcError } from '../errors';
-import type { TrackedTask } from '../remote/delegation';
+import type { ResolvedTarget, TrackedTask } from '../remote/delegation';
+import { safeOrigin } from '../remote/delegation-types';
 import { allowlistProblems } from './core/aliases';
 import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
-import type { ToolHost } from './core/types';
+import type { PermissionRequest, ToolHost } from './core/types';
 
 const timeoutField = () =>
   z
@@ -45,7 +46,7 @@ export const a2aDelegateInput = () =>
       .min(1)
       .optional()
       .describe(
-        "What the agent must be able to do, in a few words (e.g. 'code review'): matched against the skills of known agent cards.",
+        "What the agent must be able to do, in a few words (e.g. 'code review'): matched against the skills of the deployed and configured agents' cards.",
       ),
     message: z
       .string()
@@ -112,30 +113,23 @@ export const a2aDelegate = defineTool({
         'invalid_input',
         'message: give the task for the remote agent (or task_id to check a tracked one)',
       );
-    const target = input.card_url ?? input.agent_name ?? input.capability ?? '';
-    await ctx.ask({
-      tool: 'a2a_delegate',
-      title: `delegate to remote agent ${JSON.stringify(target)}: ${input.message.split('\n')[0].slice(0, 100)}`,
-      scope: `a2a:${target}`,
-      details: {
-        card_url: input.card_url,
-        agent_name: input.agent_name,
-        capability: input.capability,
-        message_chars: input.message.length,
-      },
-    });
-    return ctx.app.remote.delegate(
-      {
-        card_url: input.card_url,
-        agent_name: input.agent_name,
-        capability: input.capability,
-        message: input.message,
-        context_id: input.context_id,
-        wait: input.wait,
-        timeout_seconds: input.timeout_seconds,
-      },
-      call,
-    );
+    const request = {
+      card_url: input.card_url,
+      agent_name: input.agent_name,
+      capability: input.capability,
+      message: input.message,
+      context_id: input.context_id,
+      wait: input.wait,
+      timeout_seconds: input.timeout_seconds,
+    };
+    // A name or a capability is resolved first (configured and deployed agents only), so the
+    // prompt names the agent and origin the task goes to and a session grant covers only that
+    // agent. A card URL is asked for as given, before anything is fetched from it.
+    const byUrlOnly =
+      input.card_url !== undefined && input.agent_name === undefined && input.capability === undefined;
+    const resolved = byUrlOnly ? undefined : await ctx.app.remote.resolve(request, ctx.signal);
+    await ctx.ask(delegatePermission(request, resolved));
+    return ctx.app.remote.delegate(request, call, resolved);
   },
   toModelOutput: (task: TrackedTask) => {
     const head = `A2A task ${task.task_id} to ${task.agent.name || task.agent.card_url}: ${task.state}${task.context_id ? ` (context_id ${task.context_id})` : ''}`;
@@ -143,6 +137,38 @@ export const a2aDelegate = defineTool({
     return [head, task.note, body].filter(Boolean).join('\n\n');
   },
 });
+
+/** The prompt of a delegation: the agent and origin it resolved to, or the card URL as given. */
+function delegatePermission(
+  input: { card_url?: string; capability?: string; message: string },
+  resolved: ResolvedTarget | undefined,
+): PermissionRequest {
+  const first = input.message.split('\n')[0].slice(0, 100);
+  if (!resolved) {
+    return {
+      tool: 'a2a_delegate',
+      title: `delegate to remote agent ${JSON.stringify(input.card_url)}: ${first}`,
+      scope: `a2a:${input.card_url}`,
+      details: { card_url: input.card_url, message_chars: input.message.length },
+    };
+  }
+  const agent = resolved.endpoint ?? resolved.card.name;
+  const origin = safeOrigin(resolved.card.rpc_url) ?? resolved.card.rpc_url;
+  const via = resolved.kind === 'capability' ? ` for capability ${JSON.stringify(resolved.value)}` : '';
+  return {
+    tool: 'a2a_delegate',
+    title: `delegate to remote agent ${JSON.stringify(agent)} at ${origin}${via}: ${first}`,
+    scope: `a2a:${agent}@${origin}`,
+    details: {
+      agent_name: agent,
+      origin,
+      capability: input.capability,
+      card_name: resolved.card.name,
+      card_url: resolved.card.card_url,
+      message_chars: input.message.length,
+    },
+  };
+}
 
 export const deleteA2aTask = defineTool({
   name: 'delete_a2a_task',

@@ -3,6 +3,8 @@
  * - a configured remote's token goes only to its own origin: a card naming another origin for
  *   its JSON-RPC url gets message/send, tasks/get and tasks/cancel without it;
  * - an answer is read only up to the size cap, also when it comes chunked (no content-length);
+ * - a capability is matched only against configured and deployed agents (a card fetched once by
+ *   card_url never wins), and the prompt names the agent and origin it resolved to;
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -176,5 +178,47 @@ describe('A2A delegation to hostile agents', () => {
     // The read stopped at the cap: the server never got to write the whole body.
     await expect.poll(() => closed, { timeout: 10_000 }).toBe(true);
     expect(written).toBeLessThan(total);
+  }, 30_000);
+
+  it('matches a capability only against configured agents and names the resolved agent in the prompt', async () => {
+    const answered = (name: string) => (method: string) =>
+      method === 'message/send' ? task('completed', `${name} answered`) : {};
+    const builder = await rpcAgent(
+      (origin) =>
+        card('svc-builder', `${origin}/a2a`, {
+          id: 'lint',
+          name: 'lint',
+          description: 'checks code review style',
+        }),
+      answered('builder'),
+    );
+    const stranger = await rpcAgent(
+      (origin) => card('code review', `${origin}/a2a`, { id: 'review', tags: ['code', 'review'] }),
+      answered('stranger'),
+    );
+    const app = await appWith({ builder: { url: builder.url, token: 'tok-builder-0123' } });
+    const asks: PermissionRequest[] = [];
+
+    // The stranger's card becomes known through a delegation by card URL...
+    const byUrl = await call(app, { card_url: stranger.url, message: 'hello' }, asks);
+    expect(byUrl).toMatchObject({ text: 'stranger answered' });
+    expect(asks[0]).toMatchObject({ scope: `a2a:${stranger.url}` });
+    expect(stranger.seen.every((s) => s.auth === undefined)).toBe(true);
+
+    // ...but a capability still goes to the configured agent, and the prompt says which.
+    const byCapability = await call(app, { capability: 'code review', message: 'review it' }, asks);
+    expect(byCapability).toMatchObject({ text: 'builder answered', agent: { name: 'svc-builder' } });
+    expect(asks[1].title).toContain(
+      `delegate to remote agent "builder" at ${builder.url} for capability "code review"`,
+    );
+    expect(asks[1]).toMatchObject({
+      scope: `a2a:builder@${builder.url}`,
+      details: { agent_name: 'builder', origin: builder.url, card_name: 'svc-builder' },
+    });
+    expect(stranger.seen.filter((s) => s.rpc === 'message/send')).toHaveLength(1);
+
+    // By name: the same agent, the same grant scope.
+    await call(app, { agent_name: 'builder', message: 'again' }, asks);
+    expect(asks[2]).toMatchObject({ scope: `a2a:builder@${builder.url}` });
   }, 30_000);
 });

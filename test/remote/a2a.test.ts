@@ -236,7 +236,7 @@ describe('A2A between two svc servers', () => {
       call(a.app, 'a2a_delegate', { card_url: `${a.url}/nothing/here.json`, message: 'x' }),
     ).rejects.toThrow(/refused|404/);
     await expect(call(a.app, 'a2a_delegate', { capability: 'astrophysics', message: 'x' })).rejects.toThrow(
-      /no known agent card has a skill matching/,
+      /no deployed or configured agent has a skill matching/,
     );
     await expect(
       call(a.app, 'a2a_delegate', { agent_name: 'x', capability: 'y', message: 'x' }),
