@@ -255,6 +255,61 @@ describe('svc acp', () => {
     expect(await exited(agent)).toBe(0);
   });
 
+  it('a malformed permission answer denies, and the agent keeps serving', {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    // Each edit differs, so loop detection stays out of it.
+    const edit = (n: number) =>
+      reply().toolCall('edit', { path: 'hello.txt', old_string: 'hello world', new_string: `bye ${n}` });
+    const { ws, home } = await workspace([
+      reply().toolCall('view', { path: 'hello.txt' }),
+      edit(1),
+      edit(2),
+      edit(3),
+      edit(4),
+      edit(5),
+      reply().text('Left it as it was.'),
+    ]);
+    const agent = startAgent(ws, home);
+    // What a broken client may answer: no result, no outcome, a string, an unknown option.
+    const answers: unknown[] = [
+      null,
+      {},
+      { outcome: null },
+      'x',
+      { outcome: { outcome: 'selected', optionId: 'allow_everything' } },
+    ];
+    const { client, stream, permissions, updates } = clientFor(
+      agent,
+      () => answers[permissions.length - 1] as acp.RequestPermissionResponse,
+    );
+    await client.connectWith(stream, async (ctx) => {
+      await initialize(ctx);
+      const { sessionId } = await ctx.request('session/new', { cwd: ws, mcpServers: [] });
+      const response = await ctx.request('session/prompt', {
+        sessionId,
+        prompt: [{ type: 'text', text: 'change the greeting' }],
+      });
+      expect(response.stopReason).toBe('end_turn');
+      // Still serving after the malformed answers.
+      expect((await ctx.request('providers/list', {})).providers.length).toBeGreaterThan(0);
+    });
+    expect(permissions).toHaveLength(answers.length);
+    expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hello world\n');
+    const failed = updates.filter(
+      (u) => u.update.sessionUpdate === 'tool_call_update' && u.update.status === 'failed',
+    );
+    expect(failed).toHaveLength(answers.length);
+    agent.child.stdin.end();
+    expect(await exited(agent)).toBe(0);
+    expect(agent.stderr()).not.toContain('TypeError');
+    expectOnlyFrames(agent);
+    // The malformed answers are in the log file, not on stdout.
+    expect(readFileSync(join(ws, '.svc', 'logs', 'svc.log'), 'utf8')).toContain(
+      'acp permission answer malformed',
+    );
+  });
+
   it('session/cancel stops the turn with stopReason cancelled', { timeout: TIMEOUT_MS }, async () => {
     const { ws, home, provider } = await workspace([reply().hang()]);
     const agent = startAgent(ws, home);

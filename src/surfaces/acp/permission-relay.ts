@@ -5,9 +5,11 @@
  * @module
  */
 import type * as acp from '@agentclientprotocol/sdk/unstable';
+import { z } from 'zod';
 import type { SessionEventPayloads } from '../../events/types';
 import type { PermissionDecision } from '../../permissions/permission-service';
 import { callTool } from '../../tools/core/call-tool';
+import { lazy } from '../../util/lazy';
 import { toolKind } from './mapping';
 import type { TurnContext } from './turn-context';
 
@@ -27,6 +29,26 @@ const PERMISSION_OPTIONS: {
   },
   { optionId: 'deny', name: 'Deny', kind: 'reject_once', decision: 'deny' },
 ];
+
+/** The ACP `RequestPermissionResponse` as svc reads it (the client is a peer: checked, not trusted). */
+const permissionResponse = lazy(() =>
+  z.looseObject({
+    outcome: z.discriminatedUnion('outcome', [
+      z.looseObject({ outcome: z.literal('cancelled') }),
+      z.looseObject({ outcome: z.literal('selected'), optionId: z.string() }),
+    ]),
+  }),
+);
+
+/** The svc decision a client's answer means; anything malformed or unknown denies. */
+export function decisionOf(response: unknown): { decision: PermissionDecision; malformed: boolean } {
+  const parsed = permissionResponse().safeParse(response);
+  if (!parsed.success) return { decision: 'deny', malformed: true };
+  const { outcome } = parsed.data;
+  if (outcome.outcome !== 'selected') return { decision: 'deny', malformed: false };
+  const option = PERMISSION_OPTIONS.find((o) => o.optionId === outcome.optionId);
+  return { decision: option?.decision ?? 'deny', malformed: !option };
+}
 
 export function askClient(turn: TurnContext, e: SessionEventPayloads['permission.requested']): void {
   const { app, session, sessionId, client, log } = turn;
@@ -56,12 +78,14 @@ export function askClient(turn: TurnContext, e: SessionEventPayloads['permission
         { cancellationSignal: cancel.signal, stopWaitingOnCancel: true },
       )
       .then(
-        (response) => {
-          const { outcome } = response as acp.RequestPermissionResponse;
-          const decision =
-            outcome.outcome === 'selected'
-              ? (PERMISSION_OPTIONS.find((o) => o.optionId === outcome.optionId)?.decision ?? 'deny')
-              : 'deny';
+        (response: unknown) => {
+          const { decision, malformed } = decisionOf(response);
+          if (malformed) {
+            log.warn('acp permission answer malformed: treated as deny', {
+              request_id: e.request_id,
+              answer: JSON.stringify(response ?? null)?.slice(0, 200),
+            });
+          }
           answer(turn, e.request_id, decision);
         },
         (error) => {
