@@ -17,6 +17,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { McpServerConfig } from '../config/schema';
+import { SvcError } from '../errors';
 import type { Clock } from '../util/ids';
 import type { McpAuthEntry, McpAuthStore } from './auth-store';
 
@@ -126,6 +127,7 @@ export function createOAuthProvider(options: SvcOAuthProviderOptions): SvcOAuthP
       save({ tokens: tokens as Record<string, unknown>, tokens_saved_at: options.clock.now() });
     },
     async redirectToAuthorization(url) {
+      checkAuthorizationUrl(id, url);
       authorizationUrl = url;
       await options.onAuthorizationUrl?.(url);
     },
@@ -167,6 +169,30 @@ export function createOAuthProvider(options: SvcOAuthProviderOptions): SvcOAuthP
       return load().discovery as OAuthDiscoveryState | undefined;
     },
   };
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '::1']);
+
+function isLoopbackHostname(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  return LOOPBACK_NAMES.has(host) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * The authorization URL comes from the server's metadata and goes to the OS opener: only an
+ * `https:` URL (or `http:` on a loopback host) is taken, never `file:`, a custom scheme or a
+ * command line in disguise (CVE-2025-6514).
+ */
+export function checkAuthorizationUrl(id: string, url: URL): void {
+  const { protocol, hostname } = url;
+  if (protocol === 'https:' && hostname) return;
+  if (protocol === 'http:' && isLoopbackHostname(hostname)) return;
+  const host = hostname ? `host ${hostname.slice(0, 100)}` : 'no host';
+  throw new SvcError(
+    'invalid_input',
+    `the authorization URL in the OAuth metadata of mcp.${id} has scheme ${protocol.slice(0, 40)} (${host}); svc opens only https: URLs (or http: on a loopback host): check the server's OAuth configuration`,
+    { details: { mcp_server: id, scheme: protocol, host: hostname } },
+  );
 }
 
 /** True when the store holds what a background connect needs (a registration and tokens). */

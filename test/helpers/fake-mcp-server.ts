@@ -30,6 +30,8 @@ export interface FakeMcpHttpOptions {
   oauth?: boolean;
   /** Require this header on every MCP request (static auth via `headers`). */
   requireHeader?: { name: string; value: string };
+  /** The `authorization_endpoint` the authorization server's metadata names (default its own). */
+  authorizationEndpoint?: string;
 }
 
 export interface FakeMcpHttpServer {
@@ -51,7 +53,9 @@ export async function fakeMcpHttpServer(options: FakeMcpHttpOptions = {}): Promi
   const calls: FakeMcpHttpServer['calls'] = [];
   const oauthLog = { registrations: 0, authorizations: 0, codeExchanges: 0, refreshes: 0 };
   const validAccess = new Set<string>();
-  const as = options.oauth ? await fakeAuthorizationServer(validAccess, oauthLog) : undefined;
+  const as = options.oauth
+    ? await fakeAuthorizationServer(validAccess, oauthLog, options.authorizationEndpoint)
+    : undefined;
 
   const makeServer = (authorization?: () => string | undefined) => {
     const server = new Server(
@@ -175,6 +179,7 @@ interface Client {
 async function fakeAuthorizationServer(
   validAccess: Set<string>,
   log: FakeMcpHttpServer['oauthLog'],
+  authorizationEndpoint?: string,
 ): Promise<{ issuer: string; close(): Promise<void> }> {
   const clients = new Map<string, Client>();
   const codes = new Map<string, { clientId: string; challenge: string; redirectUri: string }>();
@@ -192,7 +197,7 @@ async function fakeAuthorizationServer(
     if (url.pathname === '/.well-known/oauth-authorization-server') {
       return send(response, 200, {
         issuer,
-        authorization_endpoint: `${issuer}/authorize`,
+        authorization_endpoint: authorizationEndpoint ?? `${issuer}/authorize`,
         token_endpoint: `${issuer}/token`,
         registration_endpoint: `${issuer}/register`,
         response_types_supported: ['code'],

@@ -12,6 +12,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
+import { openerCommand } from '../../src/surfaces/cli/commands/mcp';
 import { runCli } from '../../src/surfaces/cli/index';
 import { invokeTool } from '../../src/tools/core/call-tool';
 import { approveInBrowser, fakeMcpHttpServer } from '../helpers/fake-mcp-server';
@@ -184,5 +185,30 @@ describe('MCP client: OAuth', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('svc: authorization was not completed: no browser callback arrived\n');
     expect(status(app, 'secure').state).toBe('idle');
+  });
+
+  it.each([
+    ['file:///etc/passwd', 'scheme file: (no host)'],
+    ['http://auth.example.com/authorize', 'scheme http: (host auth.example.com)'],
+    ['smb://attacker.example/share', 'scheme smb: (host attacker.example)'],
+  ])('an authorization URL %s from the server metadata is refused, never opened', async (endpoint, shown) => {
+    const secure = await fakeMcpHttpServer({ oauth: true, authorizationEndpoint: endpoint });
+    const app = await makeTestApp({
+      config: { mcp: { secure: { type: 'http', url: secure.url, auth: 'oauth' } } },
+    });
+    const result = await cli(app, ['mcp', 'auth', 'secure', '--no-browser', '--timeout', '5']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `the authorization URL in the OAuth metadata of mcp.secure has ${shown}; svc opens only https: URLs (or http: on a loopback host)`,
+    );
+    expect(result.stderr).not.toContain('open this URL');
+    expect(secure.oauthLog.authorizations).toBe(0);
+  });
+
+  it('the browser opener takes the URL as one argument, with no shell on Windows', () => {
+    const url = 'https://auth.example.com/authorize?a=1&calc.exe&b=2';
+    expect(openerCommand(url, 'win32')).toEqual(['rundll32', ['url.dll,FileProtocolHandler', url]]);
+    expect(openerCommand(url, 'darwin')).toEqual(['open', [url]]);
+    expect(openerCommand(url, 'linux')).toEqual(['xdg-open', [url]]);
   });
 });

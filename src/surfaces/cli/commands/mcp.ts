@@ -66,16 +66,22 @@ export const registerMcpCommands: CliRegistrar = (program, ctx) => {
     });
 };
 
+/**
+ * The command that opens `url` in a browser. On Windows no shell is involved: `cmd /c start`
+ * would read `&` in the URL as a command separator; `rundll32 url.dll,FileProtocolHandler`
+ * takes the URL as one argument.
+ */
+export function openerCommand(url: string, platform: NodeJS.Platform = process.platform): [string, string[]] {
+  if (platform === 'darwin') return ['open', [url]];
+  if (platform === 'win32') return ['rundll32', ['url.dll,FileProtocolHandler', url]];
+  return ['xdg-open', [url]];
+}
+
 /** Best effort: the URL is printed as well, so a failure to open a browser is not an error. */
 function openBrowser(url: string) {
-  const [command, args] =
-    process.platform === 'darwin'
-      ? ['open', [url]]
-      : process.platform === 'win32'
-        ? ['cmd', ['/c', 'start', '""', url]]
-        : ['xdg-open', [url]];
+  const [command, args] = openerCommand(url);
   try {
-    const child = spawn(command as string, args as string[], { detached: true, stdio: 'ignore' });
+    const child = spawn(command, args, { detached: true, stdio: 'ignore' });
     child.on('error', () => {});
     child.unref();
   } catch {
