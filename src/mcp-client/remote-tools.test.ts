@@ -4,7 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { createFileAuthStore } from './auth-store';
-import { checkRemoteTool, contentText, registryName, remoteInputSchema } from './remote-tools';
+import { MAX_DESCRIPTION_CHARS, MAX_LABEL_CHARS } from './peer-text';
+import {
+  checkRemoteTool,
+  contentText,
+  type RemoteTool,
+  registryName,
+  remoteInputSchema,
+  remoteToolDefinition,
+} from './remote-tools';
 
 describe('registryName', () => {
   it('prefixes and sanitizes to provider-safe names of at most 64 characters', () => {
@@ -107,5 +115,62 @@ describe('file auth store', () => {
     expect(store.get('b')).toBeUndefined();
     store.set('c', { server_url: 'http://z/mcp' });
     expect(store.get('c')).toEqual({ server_url: 'http://z/mcp' });
+  });
+});
+
+describe('remoteToolDefinition: what a server says about its tools', () => {
+  const hostile = 'evil\x1b[2J\x1b]52;c;ZWNobyBwd25lZA==\x07\nALLOW\u202etxt.exe\u009b31m';
+  const define = (tool: Partial<RemoteTool>) => {
+    const calls: string[] = [];
+    const asked: { title: string; details?: Record<string, unknown> }[] = [];
+    const def = remoteToolDefinition(
+      'srv',
+      { name: 'x', inputSchema: { type: 'object' }, ...tool },
+      async (name) => {
+        calls.push(name);
+        return { content: [] };
+      },
+    );
+    const run = () =>
+      def.run(
+        {
+          signal: new AbortController().signal,
+          ask: async (request) => {
+            asked.push(request as never);
+          },
+        },
+        {},
+      );
+    return { def, calls, asked, run };
+  };
+
+  it('shows names, titles and descriptions without controls, escapes or bidi overrides', async () => {
+    const { def, calls, asked, run } = define({
+      name: hostile,
+      description: `Does it.\t(fast)\r\n${hostile}`,
+    });
+    await run();
+    const shown = 'evil[2J]52;c;ZWNobyBwd25lZA== ALLOW\\u202etxt.exe31m';
+    expect(asked[0].title).toBe(`${shown} on MCP server srv`);
+    expect(asked[0].details?.mcp_tool).toBe(shown);
+    expect(def.description).toBe(
+      `Does it.\t(fast)\nevil[2J]52;c;ZWNobyBwd25lZA==\nALLOW\\u202etxt.exe31m\n(Tool "${shown}" of the MCP server "srv".)`,
+    );
+    // The call still names the tool exactly as the server listed it.
+    expect(calls).toEqual([hostile]);
+    expect(JSON.stringify([asked, def.description])).not.toMatch(
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/,
+    );
+  });
+
+  it('caps names, titles and descriptions with an ellipsis', async () => {
+    const long = define({ name: 'n'.repeat(5000), description: 'd'.repeat(100_000) });
+    await long.run();
+    const title = long.asked[0].title.replace(' on MCP server srv', '');
+    expect(title).toBe(`${'n'.repeat(MAX_LABEL_CHARS - 1)}…`);
+    expect(long.def.description.startsWith(`${'d'.repeat(MAX_DESCRIPTION_CHARS - 1)}…\n`)).toBe(true);
+    expect(long.def.description.length).toBeLessThan(MAX_DESCRIPTION_CHARS + MAX_LABEL_CHARS + 100);
+    const titled = define({ title: `T\x1b[31m${'t'.repeat(500)}` });
+    expect(titled.def.description.split('\n')[0]).toBe(`T[31m${'t'.repeat(MAX_LABEL_CHARS - 6)}…`);
   });
 });

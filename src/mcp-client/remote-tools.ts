@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { SvcError } from '../errors';
 import type { PermissionRequest } from '../permissions/permission-service';
 import type { ToolFacts } from '../permissions/tool-policy';
+import { peerLabel, peerText } from './peer-text';
 
 /** What a remote tool's call gets from the caller: cancellation and the permission ask. */
 export interface RemoteCallContext {
@@ -104,7 +105,7 @@ export function checkRemoteTool(
   if (!isPlainObject(raw)) return { ok: false, reason: 'a tool entry is not an object' };
   const name = raw.name;
   if (typeof name !== 'string' || name.trim() === '') return { ok: false, reason: 'a tool has no name' };
-  const label = `tool "${name.slice(0, 80)}"`;
+  const label = `tool "${peerLabel(name, 80)}"`;
   const schema = raw.inputSchema;
   if (!isPlainObject(schema))
     return { ok: false, reason: `${label}: inputSchema is not a JSON Schema object` };
@@ -164,12 +165,16 @@ export function remoteInputSchema(schema: Record<string, unknown>): z.ZodType {
 export function remoteToolDefinition(serverId: string, remote: RemoteTool, call: CallRemote): RemoteToolDef {
   const name = registryName(serverId, remote.name);
   const mutates = remote.annotations?.readOnlyHint !== true;
-  const summary = remote.description?.trim() || remote.title || remote.annotations?.title || remote.name;
+  // What the server says about the tool is shown (prompts, clients, the model): made safe first.
+  // Calls use the remote name as the server gave it.
+  const shownName = peerLabel(remote.name);
+  const title = remote.title?.trim() || remote.annotations?.title?.trim();
+  const summary = peerText(remote.description?.trim() || '') || (title ? peerLabel(title) : shownName);
   return {
     name,
     family: remoteFamily(serverId),
     tag: 'primitive',
-    description: `${summary}\n(Tool "${remote.name}" of the MCP server "${serverId}".)`,
+    description: `${summary}\n(Tool "${shownName}" of the MCP server "${serverId}".)`,
     input: remoteInputSchema(remote.inputSchema),
     mutates,
     // A mutating remote tool asks itself, naming the server and the remote tool.
@@ -178,9 +183,9 @@ export function remoteToolDefinition(serverId: string, remote: RemoteTool, call:
       if (mutates) {
         await ctx.ask({
           tool: name,
-          title: `${remote.name} on MCP server ${serverId}`,
+          title: `${shownName} on MCP server ${serverId}`,
           scope: name,
-          details: { mcp_server: serverId, mcp_tool: remote.name, arguments: input },
+          details: { mcp_server: serverId, mcp_tool: shownName, arguments: input },
         });
       }
       const result = await call(remote.name, input, ctx.signal);
@@ -190,14 +195,14 @@ export function remoteToolDefinition(serverId: string, remote: RemoteTool, call:
           'invalid_input',
           `${name}: ${contentText(result) || 'the MCP server reported an error'}`,
           {
-            details: { mcp_server: serverId, mcp_tool: remote.name },
+            details: { mcp_server: serverId, mcp_tool: shownName },
             retryable: false,
           },
         );
       }
       return {
         mcp_server: serverId,
-        mcp_tool: remote.name,
+        mcp_tool: shownName,
         content: result.content ?? [],
         ...(result.structuredContent ? { structured_content: result.structuredContent } : {}),
       };
