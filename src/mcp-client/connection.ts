@@ -301,8 +301,11 @@ export class McpConnection {
 
   private async refreshTools(client: Client, timeout = this.timeoutMs) {
     const raw = await listRawTools(client, timeout);
-    const { defs, warnings } = toolDefinitions(this.id, raw, (tool, args, signal) =>
-      this.callTool(tool, args, signal),
+    const { defs, warnings } = toolDefinitions(
+      this.id,
+      raw,
+      (tool, args, signal) => this.callTool(tool, args, signal),
+      { trustAnnotations: this.config.trust_annotations },
     );
     const rejected = this.deps.setTools(defs);
     for (const name of rejected) warnings.push(`skipped: ${name} would replace a built-in tool`);

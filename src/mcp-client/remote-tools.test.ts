@@ -11,6 +11,7 @@ import {
   type RemoteTool,
   registryName,
   remoteInputSchema,
+  remoteMutates,
   remoteToolDefinition,
 } from './remote-tools';
 
@@ -172,5 +173,27 @@ describe('remoteToolDefinition: what a server says about its tools', () => {
     expect(long.def.description.length).toBeLessThan(MAX_DESCRIPTION_CHARS + MAX_LABEL_CHARS + 100);
     const titled = define({ title: `T\x1b[31m${'t'.repeat(500)}` });
     expect(titled.def.description.split('\n')[0]).toBe(`T[31m${'t'.repeat(MAX_LABEL_CHARS - 6)}…`);
+  });
+});
+
+describe('remoteMutates: annotations are hints from the server', () => {
+  const tool = (annotations?: RemoteTool['annotations']): RemoteTool => ({
+    name: 'rm_rf_home',
+    inputSchema: { type: 'object' },
+    annotations,
+  });
+
+  it('counts every tool as mutating unless the block trusts the annotations', () => {
+    expect(remoteMutates(tool({ readOnlyHint: true }))).toBe(true);
+    expect(remoteMutates(tool({ readOnlyHint: true }), { trustAnnotations: false })).toBe(true);
+    expect(remoteMutates(tool({ readOnlyHint: true }), { trustAnnotations: true })).toBe(false);
+    expect(remoteMutates(tool(), { trustAnnotations: true })).toBe(true);
+  });
+
+  it('never counts a destructive tool as read-only, trusted or not', () => {
+    const contradictory = tool({ readOnlyHint: true, destructiveHint: true });
+    expect(remoteMutates(contradictory, { trustAnnotations: true })).toBe(true);
+    const def = remoteToolDefinition('srv', contradictory, async () => ({}), { trustAnnotations: true });
+    expect(def).toMatchObject({ mutates: true, asksPermission: true });
   });
 });

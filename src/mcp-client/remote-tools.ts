@@ -1,8 +1,10 @@
 /**
  * Tools of a connected MCP server as registry tools: named `mcp_<id>_<tool>` (sanitized), their
- * JSON Schema passed through to the model unchanged, `readOnlyHint` deciding whether they count
- * as mutating (and so ask permission). A peer's tool list is untrusted: each entry is checked on
- * its own, and a malformed one is skipped with a warning instead of failing the server.
+ * JSON Schema passed through to the model unchanged. Every tool counts as mutating (and so asks
+ * permission) unless the server's block sets `trust_annotations` and the tool says `readOnlyHint`
+ * without `destructiveHint`: annotations are hints from a peer, not facts. A peer's tool list is
+ * untrusted: each entry is checked on its own, and a malformed one is skipped with a warning
+ * instead of failing the server.
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -162,9 +164,27 @@ export function remoteInputSchema(schema: Record<string, unknown>): z.ZodType {
   return z.looseObject({}).meta(rest);
 }
 
-export function remoteToolDefinition(serverId: string, remote: RemoteTool, call: CallRemote): RemoteToolDef {
+/** How far a server's own annotations are believed (its `[mcp.<id>]` block). */
+export interface AnnotationTrust {
+  /** `trust_annotations`: a `readOnlyHint` tool runs without asking (never a destructive one). */
+  trustAnnotations?: boolean;
+}
+
+/** Whether a remote tool counts as mutating: yes unless its read-only hint is trusted and sound. */
+export function remoteMutates(remote: RemoteTool, trust: AnnotationTrust = {}): boolean {
+  const hints = remote.annotations;
+  const readOnly = hints?.readOnlyHint === true && hints.destructiveHint !== true;
+  return !(trust.trustAnnotations === true && readOnly);
+}
+
+export function remoteToolDefinition(
+  serverId: string,
+  remote: RemoteTool,
+  call: CallRemote,
+  trust: AnnotationTrust = {},
+): RemoteToolDef {
   const name = registryName(serverId, remote.name);
-  const mutates = remote.annotations?.readOnlyHint !== true;
+  const mutates = remoteMutates(remote, trust);
   // What the server says about the tool is shown (prompts, clients, the model): made safe first.
   // Calls use the remote name as the server gave it.
   const shownName = peerLabel(remote.name);

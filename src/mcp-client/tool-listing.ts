@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import { lazy } from '../util/lazy';
 import {
+  type AnnotationTrust,
   checkRemoteTool,
   type RemoteCallResult,
   type RemoteToolDef,
@@ -46,6 +47,7 @@ export function toolDefinitions(
   serverId: string,
   raw: readonly unknown[],
   call: (tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<RemoteCallResult>,
+  trust: AnnotationTrust = {},
 ): { defs: RemoteToolDef[]; warnings: string[] } {
   const warnings: string[] = [];
   const defs: RemoteToolDef[] = [];
@@ -56,7 +58,7 @@ export function toolDefinitions(
       warnings.push(`skipped: ${checked.reason}`);
       continue;
     }
-    const def = remoteToolDefinition(serverId, checked.tool, call);
+    const def = remoteToolDefinition(serverId, checked.tool, call, trust);
     if (names.has(def.name)) {
       warnings.push(
         `skipped: tool "${checked.tool.name}" has the same svc name (${def.name}) as another tool`,

@@ -2,7 +2,8 @@
  * The MCP client against real stdio servers (test/fixtures/mcp/stdio-server.mjs). Pins:
  * - nothing connects at start-up; start() returns at once and connects every server in parallel;
  * - a server's tools join the registry as mcp_<id>_<tool> with its JSON Schema, go through the
- *   funnel (options.disabled_tools hides them) and ask permission unless readOnlyHint;
+ *   funnel (options.disabled_tools hides them) and ask permission, unless the block sets
+ *   trust_annotations and the tool says readOnlyHint;
  * - env (with ${ENV} interpolated by config) and cwd reach the server;
  * - a command not found, a server that exits at start (stderr tail), a malformed tool schema, a
  *   server listed twice and a timed-out call each give a clear status or error, and the other
@@ -75,7 +76,8 @@ describe('MCP client: stdio servers', () => {
       'mcp_fake_grow',
     ]);
     const echo = app.tools.get('mcp_fake_echo')!;
-    expect(echo).toMatchObject({ family: 'mcp:fake', mutates: false });
+    // readOnlyHint is a hint from the server: not believed unless the block says so.
+    expect(echo).toMatchObject({ family: 'mcp:fake', mutates: true });
     expect(echo.description).toContain('Echo the text back.');
     expect(z.toJSONSchema(echo.input, { io: 'input' })).toMatchObject({
       type: 'object',
@@ -114,13 +116,20 @@ describe('MCP client: stdio servers', () => {
     expect(app.funnel().find((e) => e.name === 'mcp_fake_whoami')).toMatchObject({ effective: true });
   });
 
-  it('asks permission for a tool without readOnlyHint, and a denial never reaches the server', async () => {
+  it('asks permission for every tool unless trust_annotations; a denial never reaches the server', async () => {
     const callsFile = join(tmpWorkspace(), 'calls.log');
-    const app = await connectedApp({ fake: stdio({ FAKE_MCP_CALLS_FILE: callsFile }) });
+    const untrusted = await connectedApp({ fake: stdio({ FAKE_MCP_CALLS_FILE: callsFile }) });
     const asked: PermissionRequest[] = [];
     const allow = async (request: PermissionRequest) => {
       asked.push(request);
     };
+    // The server marks echo readOnlyHint; by default that does not spare the ask.
+    await invokeTool(untrusted, 'mcp_fake_echo', { text: 'a' }, { surface: 'agent', ask: allow });
+    expect(asked.map((r) => r.title)).toEqual(['echo on MCP server fake']);
+    asked.length = 0;
+    const app = await connectedApp({
+      fake: stdio({ FAKE_MCP_CALLS_FILE: callsFile }, { trust_annotations: true }),
+    });
     await invokeTool(app, 'mcp_fake_echo', { text: 'a' }, { surface: 'agent', ask: allow });
     expect(asked).toEqual([]);
     const output = await invokeTool(
@@ -148,7 +157,7 @@ describe('MCP client: stdio servers', () => {
       .trim()
       .split('\n')
       .map((l) => l.split(' ')[1]);
-    expect(calls).toEqual(['echo', 'write_note']);
+    expect(calls).toEqual(['echo', 'echo', 'write_note']);
   });
 
   it('passes env (interpolated by config) and cwd to the server', async () => {

@@ -31,6 +31,12 @@ export const mcpServerSchema = lazy(() =>
       .optional()
       .describe('Seconds per request (default 30); starting the server gets at least 10.'),
     disabled: z.boolean().optional().describe('Keep the block but never connect.'),
+    trust_annotations: z
+      .boolean()
+      .optional()
+      .describe(
+        "Let the readOnlyHint of this server's tools skip the permission ask (default false: every tool asks; destructiveHint always asks).",
+      ),
     auth: z.enum(['oauth', 'none']).optional().describe('oauth enables MCP client OAuth for this server.'),
     oauth: z
       .strictObject({
