@@ -3,7 +3,10 @@
  * provider. Pins:
  * - a command longer than the screen opens in the permission dialog on its first line with the
  *   dialog's title above it, scrolls with pgdn, and `y` allows it only once its last line was on
- *   the screen; its escape sequences are shown (`^[[8m`), not acted on.
+ *   the screen; its escape sequences are shown (`^[[8m`), not acted on;
+ * - model text and a command's output that carry OSC (window title, clipboard) and SGR (conceal,
+ *   colors) sequences leave the pane's title, tmux's clipboard buffers and the cells' attributes
+ *   (capture-pane -e) as they were.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,6 +64,44 @@ describe('outside text on the terminal (tmux)', () => {
     t.type('y');
     await t.until((s) => s.includes('Listed the files.'), 'the answer');
     expect(existsSync(join(ws, 'PWNED_TOP'))).toBe(true);
+    expect(provider.unexpected).toEqual([]);
+  });
+
+  it('OSC and SGR sequences in model text and command output do not reach the terminal', {
+    timeout: 6 * STEP_MS,
+  }, async () => {
+    const provider = await fakeProvider([
+      reply()
+        .text(
+          `Title ${ESC}]0;PWNED-TITLE\x07 clip ${ESC}]52;c;cHduZWQ=\x07 ${ESC}[8mconcealed${ESC}[0m ${ESC}[48;5;201mpink${ESC}[0m.`,
+        )
+        .toolCall('bash', { command: "printf '\\033]0;PWNED-TOOL\\007\\033]52;c;dG9vbA==\\007tool-out\\n'" }),
+      reply().text('All done.'),
+    ]);
+    const ws = workspace(provider.url);
+    const t = svcInTmux({ cwd: ws, columns: 100, rows: 30 });
+    // tmux keeps what an OSC 52 writes as a paste buffer once set-clipboard is on.
+    t.run('set-option', '-g', 'set-clipboard', 'on');
+    const titleBefore = t.run('display-message', '-p', '-t', 'svc', '#{pane_title}');
+    await t.until((s) => s.includes('ask anything'), 'the prompt');
+    t.type('print something', 'Enter');
+    const step = await t.until(
+      (s) => s.includes('All done.') || s.includes('press y, s, n'),
+      'the answer or the permission dialog',
+    );
+    if (!step.includes('All done.')) {
+      t.type('y');
+      await t.until((s) => s.includes('All done.'), 'the answer');
+    }
+    const screen = await t.until((s) => s.includes('○ idle'), 'the run to end');
+    expect(screen).toContain('concealed');
+    expect(screen).toContain('tool-out');
+    expect(t.run('display-message', '-p', '-t', 'svc', '#{pane_title}')).toBe(titleBefore);
+    expect(t.run('display-message', '-p', '-t', 'svc', '#{pane_title}')).not.toContain('PWNED');
+    expect(t.run('list-buffers')).toBe('');
+    const cells = t.run('capture-pane', '-p', '-e', '-S', '-', '-t', 'svc');
+    expect(cells).not.toMatch(new RegExp(`${ESC}\\[(?:[0-9;]*;)?8m`));
+    expect(cells).not.toContain('48;5;201');
     expect(provider.unexpected).toEqual([]);
   });
 });

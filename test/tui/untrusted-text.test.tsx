@@ -1,15 +1,22 @@
 /**
- * The permission dialog shows what is approved whole: a long command windowed from its first line
- * with the allow keys waiting for its last, its control characters shown (`^[`), an MCP call's
- * arguments as JSON.
+ * Outside text in the TUI (model text, tool output, titles, permission requests) never reaches the
+ * terminal as escape sequences (src/surfaces/tui/state/safe-text.ts), and the permission dialog
+ * shows what is approved whole: a long command windowed from its first line with the allow keys
+ * waiting for its last, its control characters shown (`^[`), an MCP call's arguments as JSON.
  */
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
-import type { PermissionDecision } from '../../src/surfaces/tui/client';
+import type { HistoryMessage, PermissionDecision } from '../../src/surfaces/tui/client';
+import { createChatController } from '../../src/surfaces/tui/state/chat-controller';
+import { TuiApp } from '../../src/surfaces/tui/ui/app';
 import { PermissionDialog } from '../../src/surfaces/tui/ui/dialogs/permission-dialog';
-import { tick } from './fake-client';
+import { ReadoutView } from '../../src/surfaces/tui/ui/dialogs/readout-view';
+import { SessionList } from '../../src/surfaces/tui/ui/dialogs/session-list';
+import { fakeClient, session, tick, waitFor } from './fake-client';
 
 const ESC = '\x1b';
+const TITLE_OSC = `${ESC}]0;PWNED-TITLE\x07`;
+const CLIPBOARD_OSC = `${ESC}]52;c;cHduZWQ=\x07`;
 const CONCEAL = `${ESC}[8m`;
 const PAGE_DOWN = `${ESC}[6~`;
 const PAGE_UP = `${ESC}[5~`;
@@ -17,6 +24,114 @@ const PAGE_UP = `${ESC}[5~`;
 /** An escape sequence other than Ink's own colors (SGR 8 conceal, any OSC). */
 const foreign = (frame: string) =>
   frame.includes(`${ESC}]`) || frame.includes(CONCEAL) || frame.includes('\x07');
+
+describe('outside text in the TUI state', () => {
+  it('model text, reasoning, tool titles and summaries, failures and titles lose their escape sequences', async () => {
+    const client = fakeClient({
+      sessions: [session('ses_1', { title: `evil ${TITLE_OSC}title` })],
+      async messages(): Promise<HistoryMessage[]> {
+        return [
+          {
+            id: 'msg_old',
+            role: 'assistant',
+            run_id: 'run_0',
+            parts: [{ type: 'text', text: `history ${CLIPBOARD_OSC}text` }],
+          },
+        ];
+      },
+    });
+    const controller = createChatController(client, { store: { intervalMs: 0 } });
+    await controller.open('ses_1');
+    const view = render(<TuiApp controller={controller} armDelayMs={0} />);
+    await tick();
+    const emit = (type: string, payload: Record<string, unknown>) =>
+      client.emit('ses_1', type, { session_id: 'ses_1', run_id: 'run_1', ...payload });
+    emit('message.created', { message_id: 'msg_1', role: 'assistant' });
+    emit('message.delta', { message_id: 'msg_1', part: 'text', delta: `hello ${TITLE_OSC}` });
+    emit('message.delta', { message_id: 'msg_1', part: 'text', delta: `${CLIPBOARD_OSC}${CONCEAL}world` });
+    emit('message.delta', { message_id: 'msg_1', part: 'reasoning', delta: `think ${TITLE_OSC}` });
+    emit('tool.started', { tool_call_id: 'c1', tool: 'bash', title: `bash ${TITLE_OSC}printf` });
+    emit('tool.finished', {
+      tool_call_id: 'c1',
+      tool: 'bash',
+      is_error: false,
+      duration_ms: 3,
+      summary: `out ${CLIPBOARD_OSC}put`,
+    });
+    emit('run.finished', {
+      status: 'failed',
+      failure: { code: 'x', summary: `failed ${TITLE_OSC}here`, next: `try ${CONCEAL}this` },
+    });
+    await waitFor(() => (view.lastFrame() ?? '').includes('failed here'));
+    const state = controller.store().getSnapshot();
+    const all = JSON.stringify(state);
+    expect(all).not.toContain(ESC);
+    expect(all).not.toContain('\x07');
+    expect(state.title).toBe('evil title');
+    const frame = view.lastFrame() ?? '';
+    expect(foreign(frame)).toBe(false);
+    expect(frame).toContain('bash printf');
+    expect(frame).toContain('out put');
+    expect(state.items.map((i) => (i.kind === 'assistant' ? i.text : ''))).toContain('history text');
+    view.unmount();
+    controller.dispose();
+  });
+
+  it('a permission request keeps its control characters, shown (^[), not acted on', async () => {
+    const client = fakeClient({
+      async pendingPermissions() {
+        return [
+          {
+            session_id: 'ses_1',
+            request_id: 'perm_0',
+            tool: 'bash',
+            title: `bash: ls ${CONCEAL}`,
+            details: { command: `ls ${CONCEAL}# hidden` },
+          },
+        ];
+      },
+    });
+    const controller = createChatController(client, { store: { intervalMs: 0 } });
+    await controller.open('ses_1');
+    client.emit('ses_1', 'permission.requested', {
+      session_id: 'ses_1',
+      request_id: 'perm_1',
+      tool: 'bash',
+      title: `bash: touch x ${ESC}[2K`,
+      details: { command: `touch x ${ESC}[2K\u202e` },
+    });
+    await tick();
+    const [pending, event] = controller.store().getSnapshot().permissions;
+    expect(pending.title).toBe('bash: ls ^[[8m');
+    expect(pending.details?.command).toBe('ls ^[[8m# hidden');
+    expect(event.title).toBe('bash: touch x ^[[2K');
+    expect(event.details?.command).toBe('touch x ^[[2K<U+202E>');
+    controller.dispose();
+  });
+});
+
+describe('outside text in the dialogs', () => {
+  it('a readout and the session list show text without its escape sequences', async () => {
+    const readout = render(
+      <ReadoutView
+        title="/why"
+        height={12}
+        load={async () => ({ value: {}, text: `failed: ${TITLE_OSC}server ${CONCEAL}said no` })}
+        onClose={() => {}}
+      />,
+    );
+    await waitFor(() => (readout.lastFrame() ?? '').includes('server said no'));
+    expect(foreign(readout.lastFrame() ?? '')).toBe(false);
+    readout.unmount();
+    const client = fakeClient({ sessions: [session('ses_1', { title: `evil ${CLIPBOARD_OSC}session` })] });
+    const list = render(
+      <SessionList client={client} height={12} onOpen={() => {}} onNew={() => {}} onCancel={() => {}} />,
+    );
+    await waitFor(() => (list.lastFrame() ?? '').includes('evil session'));
+    expect(foreign(list.lastFrame() ?? '')).toBe(false);
+    list.unmount();
+  });
+});
 
 describe('permission dialog: what is approved is shown whole', () => {
   const longCommand = `touch PWNED_TOP\n${'# just listing\n'.repeat(80)}ls -la`;

@@ -5,6 +5,7 @@
  * @module
  */
 import { toSvcError } from '../../../errors';
+import { safeTerminalText } from '../../../util/terminal-text';
 import type { PermissionDecision, SessionSummary, TuiClient } from '../client';
 import { createPromptCheckpoint } from './prompt-checkpoints';
 import { loadNextModel, loadSessionStore, loadSpend, withSessionRow } from './session-loading';
@@ -64,7 +65,11 @@ export function createChatController(client: TuiClient, options: ChatControllerO
   const notice = (level: NoticeItem['level'], text: string) => {
     store.update((s) => ({
       ...s,
-      items: [...s.items, { kind: 'notice', key: `local:${++noticeSeq}`, level, text }],
+      items: [
+        ...s.items,
+        // An error's message may quote a server or a command: made safe like every outside text.
+        { kind: 'notice', key: `local:${++noticeSeq}`, level, text: safeTerminalText(text) },
+      ],
     }));
   };
   const fail = (error: unknown) => notice('error', toSvcError(error).message);
@@ -128,7 +133,7 @@ export function createChatController(client: TuiClient, options: ChatControllerO
       if (!running) await checkpoint(id, prompt);
       store.update((s) => ({
         ...s,
-        items: [...s.items, { kind: 'user', key, text: prompt, queued: queue || running }],
+        items: [...s.items, { kind: 'user', key, text: safeTerminalText(prompt), queued: queue || running }],
       }));
       const result = queue ? await client.enqueue(id, prompt) : await client.sendPrompt(id, prompt);
       if (!result.queued) {

@@ -5,6 +5,7 @@
  * @module
  */
 import type { EventSubscription, PermissionPrompt, SessionSummary, TuiClient } from '../client';
+import { cleanStrings, safeEvent, safePermission, safeSession } from './safe-text';
 import { createTranscriptStore, type StoreOptions, type TranscriptStore } from './store';
 import { initialState, type TranscriptState } from './transcript';
 import type { Spend } from './transcript-types';
@@ -12,6 +13,7 @@ import type { Spend } from './transcript-types';
 /**
  * A store for the session, subscribed to its events before its history is read so nothing
  * published in between is lost. `onSubscribed` gets the subscription as soon as it exists.
+ * Everything read here is made safe for the terminal on its way in (safe-text.ts).
  */
 export async function loadSessionStore(
   client: TuiClient,
@@ -23,13 +25,13 @@ export async function loadSessionStore(
     refresh(): void;
   },
 ): Promise<TranscriptStore> {
-  const session = await client.getSession(sessionId);
+  const session = safeSession(await client.getSession(sessionId));
   const next = createTranscriptStore(initialState(session), options.store);
   options.onSubscribed(
     await client.subscribe(
       session.id,
       (event) => {
-        next.dispatch(event);
+        next.dispatch(safeEvent(event));
         if (event.type === 'session.updated' || event.type === 'run.finished') options.refresh();
       },
       {
@@ -41,8 +43,8 @@ export async function loadSessionStore(
     client.messages(session.id),
     client.pendingPermissions(session.id).catch(() => []),
   ]);
-  const fresh = initialState(session, history);
-  next.update((s) => withHistory(s, fresh, permissions));
+  const fresh = initialState(session, cleanStrings(history));
+  next.update((s) => withHistory(s, fresh, permissions.map(safePermission)));
   next.flush();
   return next;
 }
@@ -77,7 +79,7 @@ export function withSessionRow(s: TranscriptState, session: SessionSummary): Tra
   if (s.sessionId !== session.id) return s;
   return {
     ...s,
-    title: session.title,
+    title: safeSession(session).title,
     model: session.model,
     // The session row is the truth once the agent books usage there; until then the
     // run.finished totals counted here stand.

@@ -5,6 +5,8 @@
  * @module
  */
 import { Text, useStdout } from 'ink';
+import { useMemo } from 'react';
+import { safeTerminalText } from '../../../../util/terminal-text';
 import type { ToolResult } from '../../client';
 import { Frame } from '../frame';
 import { ScrollView } from '../scroll-view';
@@ -41,17 +43,23 @@ export function ReadoutView({
     },
     { isActive: isActive !== false },
   );
-  const text =
-    state.status === 'ready'
-      ? (state.value.text ?? JSON.stringify(state.value.value, null, 2)).split('\n')
-      : ['loading…'];
+  // A readout quotes outside text (a server's error, a failed command's output): made safe once.
+  const text = useMemo(
+    () =>
+      state.status === 'ready'
+        ? safeTerminalText(state.value.text ?? JSON.stringify(state.value.value, null, 2)).split('\n')
+        : ['loading…'],
+    [state],
+  );
   // Inside the frame: its border and padding take four columns.
   const lines = wrap ? wrapLines(text, Math.max(20, (stdout.columns || 80) - 4)) : text;
   return (
     <Frame title={title} hint="r refresh · ↑↓ pgup pgdn scroll · esc close">
       {state.status === 'error' ? (
         <Text color={state.unavailable ? 'yellow' : 'red'} wrap="wrap">
-          {state.unavailable ? `not available: ${state.message}` : `error: ${state.message}`}
+          {safeTerminalText(
+            state.unavailable ? `not available: ${state.message}` : `error: ${state.message}`,
+          )}
         </Text>
       ) : (
         <ScrollView lines={lines} height={Math.max(3, height - 5)} isActive={isActive} />
