@@ -2,12 +2,16 @@
  * Bring a plugin's files into a staging directory: a local directory is copied (without `.git`),
  * a git source is cloned (`git clone --depth 1`, optionally at a branch or tag). Git sources are
  * URLs (`file://`, `https://`, `ssh://`, `git://`, `git@host:path`) or paths ending in `.git`.
+ * A local directory needs its manifest before anything is copied, and must neither hold the data
+ * dir nor be inside it; both kinds follow the limits and rules of ./copy-plugin.ts.
  * @module
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, statSync } from 'node:fs';
-import { basename, isAbsolute, resolve } from 'node:path';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { SvcError } from '../errors';
+import { checkPluginTree, copyPluginTree } from './copy-plugin';
+import { MANIFEST_FILE, within } from './manifest';
 
 export type SourceType = 'path' | 'git';
 
@@ -20,7 +24,8 @@ export interface ResolvedSource {
 const GIT_URL = /^(file|https?|ssh|git):\/\//i;
 const SCP_LIKE = /^[\w.-]+@[\w.-]+:/;
 
-export function resolveSource(source: string, workspace: string): ResolvedSource {
+/** The source as given (a directory, or a git URL); `dataDir` is svc's data dir, never a plugin. */
+export function resolveSource(source: string, workspace: string, dataDir: string): ResolvedSource {
   const trimmed = source.trim();
   if (!trimmed) throw new SvcError('invalid_input', 'source: give a plugin directory or a git URL');
   const bare = trimmed.replace(/^git\+/, '');
@@ -30,6 +35,20 @@ export function resolveSource(source: string, workspace: string): ResolvedSource
   if (!existsSync(path)) throw new SvcError('not_found', `source: no directory ${path}`);
   if (!statSync(path).isDirectory())
     throw new SvcError('invalid_input', `source: ${path} is not a directory`);
+  if (!existsSync(join(path, MANIFEST_FILE))) {
+    throw new SvcError(
+      'invalid_input',
+      `source: no ${MANIFEST_FILE} at the root of ${path}; a plugin needs one (name = "…")`,
+    );
+  }
+  const real = realpathSync(path);
+  const data = existsSync(dataDir) ? realpathSync(dataDir) : resolve(dataDir);
+  if (within(real, data) || within(data, real)) {
+    throw new SvcError(
+      'invalid_input',
+      `source: ${path} ${within(real, data) ? 'holds' : 'is inside'} svc's data dir ${dataDir}; move the plugin into a directory of its own`,
+    );
+  }
   return { type: 'path', location: path };
 }
 
@@ -41,13 +60,14 @@ export async function fetchSource(
 ): Promise<{ commit: string | null }> {
   if (source.type === 'path') {
     if (options.ref) throw new SvcError('invalid_input', 'ref: only git sources have refs');
-    cpSync(source.location, dest, { recursive: true, filter: (from) => basename(from) !== '.git' });
+    await copyPluginTree(source.location, dest, { signal: options.signal });
     return { commit: null };
   }
   const args = ['clone', '--depth', '1', '--quiet'];
   if (options.ref) args.push('--branch', options.ref);
   args.push('--', source.location, dest);
   await git(args, undefined, options);
+  await checkPluginTree(dest, { signal: options.signal });
   const commit = (await git(['rev-parse', 'HEAD'], dest, options)).trim();
   return { commit: commit || null };
 }

@@ -21,13 +21,14 @@
  * `${SVC_PLUGIN_DIR}` in MCP blocks is the installed plugin's directory.
  * @module
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { agentSchema, mcpServerSchema } from '../config/schema';
 import { SvcError } from '../errors';
 import { lazy } from '../util/lazy';
+import { printable } from '../util/printable';
 
 export const MANIFEST_FILE = 'svc-plugin.toml';
 export const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -84,6 +85,8 @@ export function loadManifest(dir: string): LoadedManifest {
       `source: no ${MANIFEST_FILE} at the root of ${dir}; a plugin needs one (name = "…")`,
     );
   }
+  const realDir = realpathSync(dir);
+  insidePlugin(realDir, MANIFEST_FILE);
   let raw: unknown;
   try {
     raw = parseToml(readFileSync(path, 'utf8'));
@@ -110,32 +113,58 @@ export function loadManifest(dir: string): LoadedManifest {
   for (const kind of ['packs', 'recipes', 'commands'] as const) {
     const candidate = join(dir, manifest[kind] ?? kind);
     if (relative(dir, candidate).startsWith('..')) continue;
-    if (isDirectory(candidate)) dirs[kind] = candidate;
-    else if (manifest[kind])
+    if (isDirectory(candidate)) {
+      insidePlugin(realDir, relative(dir, candidate));
+      dirs[kind] = candidate;
+    } else if (manifest[kind])
       throw new SvcError(
         'invalid_input',
         `${MANIFEST_FILE}: ${kind}: "${manifest[kind]}" is not a directory of the plugin`,
       );
   }
+  // The names listed below must not disclose what a symlink out of the plugin points to.
+  const listed = (kind: keyof LoadedManifest['dirs']) => {
+    const at = dirs[kind];
+    if (!at) return [];
+    const names = entries(at);
+    for (const name of names) insidePlugin(realDir, relative(dir, join(at, name)));
+    return names;
+  };
   return {
     manifest,
     dirs,
     summary: {
       mcp_servers: Object.keys(manifest.mcp).sort(),
       agents: Object.keys(manifest.agents).sort(),
-      packs: dirs.packs
-        ? entries(dirs.packs).filter((name) => existsSync(join(dirs.packs as string, name, 'pack.toml')))
-        : [],
-      recipes: dirs.recipes
-        ? entries(dirs.recipes).filter((name) => isFile(join(dirs.recipes as string, name)))
-        : [],
-      commands: dirs.commands
-        ? entries(dirs.commands)
-            .filter((name) => name.endsWith('.md'))
-            .map((name) => name.slice(0, -3))
-        : [],
+      packs: listed('packs').filter((name) => existsSync(join(dirs.packs as string, name, 'pack.toml'))),
+      recipes: listed('recipes').filter((name) => isFile(join(dirs.recipes as string, name))),
+      commands: listed('commands')
+        .filter((name) => name.endsWith('.md'))
+        .map((name) => name.slice(0, -3)),
     },
   };
+}
+
+/** Whether `path` is `root` or inside it (both absolute; compare real paths for symlinks). */
+export function within(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** A piece of the plugin (`rel` from its root) must really be inside it, not a symlink out. */
+function insidePlugin(realDir: string, rel: string): void {
+  let real: string;
+  try {
+    real = realpathSync(join(realDir, rel));
+  } catch {
+    return; // nothing there (a piece that does not exist is reported where it is needed)
+  }
+  if (!within(realDir, real)) {
+    throw new SvcError(
+      'invalid_input',
+      `${printable(rel, 200)}: a symlink that leaves the plugin; a plugin's files and folders must stay inside it`,
+    );
+  }
 }
 
 /** `${SVC_PLUGIN_DIR}` in the plugin's MCP blocks becomes its installed directory. */

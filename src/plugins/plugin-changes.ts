@@ -1,11 +1,13 @@
 /**
  * Installing and updating a plugin: stage the source into a hidden directory and validate it,
  * refuse clashes with another source's MCP servers or agent kinds, ask, then swap it in, record it
- * and reload the config. A denial or a failure leaves nothing behind.
+ * and reload the config. A denial or a failure leaves nothing behind. A git source is asked for
+ * before it is cloned too (a no-op for the operator's own call, as every ask here).
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
@@ -31,6 +33,8 @@ export interface ChangeContext {
   ): Promise<void>;
   /** Reload the config; warnings when it failed. */
   reload(): string[];
+  /** The sweep of stale staging folders started when the service was made (./plugin-changes.ts). */
+  swept: Promise<void>;
 }
 
 interface Staged {
@@ -45,8 +49,8 @@ export async function installPlugin(
   options: ChangeOptions,
 ): Promise<PluginChange> {
   const { deps, rows, root, log } = context;
-  const source = resolveSource(input.source, deps.workspace);
-  const staged = await stage(context, source, input.ref, options.signal);
+  const source = resolveSource(input.source, deps.workspace, deps.dataDir);
+  const staged = await stage(context, source, input.ref, options);
   try {
     const { manifest, summary } = staged.loaded;
     if (await rows.get(manifest.name)) {
@@ -101,7 +105,7 @@ export async function installPlugin(
       warnings: context.reload(),
     };
   } finally {
-    rmSync(staged.staging, { recursive: true, force: true });
+    await rm(staged.staging, { recursive: true, force: true });
   }
 }
 
@@ -114,9 +118,11 @@ export async function updatePlugin(
   const row = await rows.get(input.name);
   if (!row) throw new SvcError('not_found', `name: no installed plugin "${input.name}"; see plugin_list`);
   const source: ResolvedSource = input.source
-    ? resolveSource(input.source, deps.workspace)
-    : { type: row.source_type, location: row.source };
-  const staged = await stage(context, source, input.ref, options.signal);
+    ? resolveSource(input.source, deps.workspace, deps.dataDir)
+    : row.source_type === 'path'
+      ? resolveSource(row.source, deps.workspace, deps.dataDir)
+      : { type: row.source_type, location: row.source };
+  const staged = await stage(context, source, input.ref, options);
   try {
     const { manifest, summary } = staged.loaded;
     if (manifest.name !== row.name) {
@@ -141,7 +147,7 @@ export async function updatePlugin(
     const old = join(root, `.old-${randomBytes(6).toString('hex')}`);
     if (existsSync(row.dir)) renameSync(row.dir, old);
     renameSync(staged.staging, row.dir);
-    rmSync(old, { recursive: true, force: true });
+    await rm(old, { recursive: true, force: true });
     await rows.upsert(
       {
         name: row.name,
@@ -168,7 +174,7 @@ export async function updatePlugin(
       warnings: context.reload(),
     };
   } finally {
-    rmSync(staged.staging, { recursive: true, force: true });
+    await rm(staged.staging, { recursive: true, force: true });
   }
 }
 
@@ -177,15 +183,25 @@ async function stage(
   context: ChangeContext,
   source: ResolvedSource,
   ref: string | undefined,
-  signal?: AbortSignal,
+  options: ChangeOptions,
 ): Promise<Staged> {
+  if (source.type === 'git') {
+    // Cloning downloads and writes whatever the repository holds: asked before, not only after.
+    await options.ask({
+      title: `fetch plugin source ${source.location}${ref ? ` (${ref})` : ''} with git clone to check it (nothing is installed yet)`,
+      scope: `clone ${source.location}`,
+      details: { source: source.location, source_type: 'git', ref: ref ?? null, step: 'clone' },
+    });
+  }
+  await context.swept;
   makeDirs(context.root);
-  const staging = join(context.root, `.staging-${randomBytes(6).toString('hex')}`);
+  const staging = join(context.root, `${STAGING}${randomBytes(6).toString('hex')}`);
+  const signal = options.signal;
   try {
     const { commit } = await fetchSource(source, staging, { ref, signal, env: context.deps.env });
     return { staging, commit, loaded: loadManifest(staging) };
   } catch (error) {
-    rmSync(staging, { recursive: true, force: true });
+    await rm(staging, { recursive: true, force: true });
     throw error;
   }
 }
@@ -220,4 +236,39 @@ function conflicts(deps: Pick<PluginDeps, 'provenance'>, name: string, summary: 
         : owners(`agents.${id}`).map((owner) => `agent kind "${id}" is already defined by ${owner}`);
     }),
   ];
+}
+
+const STAGING = '.staging-';
+const OLD = '.old-';
+/** A staging or swapped-out folder this old was left by a process that died mid-change. */
+export const STALE_MS = 60 * 60 * 1000;
+
+/**
+ * Remove the staging (`.staging-*`) and swapped-out (`.old-*`) folders older than `STALE_MS` in
+ * the plugins directory: leftovers of a change whose process died. In the background (a large one
+ * takes a while); a change waits for it first.
+ */
+export function sweepStale(root: string, now: number, log: Logger): Promise<void> {
+  let names: string[];
+  try {
+    names = readdirSync(root).filter((name) => name.startsWith(STAGING) || name.startsWith(OLD));
+  } catch {
+    return Promise.resolve(); // no plugins directory yet
+  }
+  const stale = names.filter((name) => {
+    try {
+      return now - statSync(join(root, name)).mtimeMs > STALE_MS;
+    } catch {
+      return false;
+    }
+  });
+  return Promise.all(
+    stale.map((name) =>
+      rm(join(root, name), { recursive: true, force: true }).then(
+        () => log.info('stale plugin staging folder removed', { name }),
+        (error: unknown) =>
+          log.warn('stale plugin staging folder not removed', { name, error: String(error) }),
+      ),
+    ),
+  ).then(() => {});
 }

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { SvcError } from '../errors';
 import { pluginsDir } from './config-layer';
 import { type LoadedManifest, loadManifest, MANIFEST_FILE, type PluginSummary } from './manifest';
-import { type ChangeContext, installPlugin, updatePlugin } from './plugin-changes';
+import { type ChangeContext, installPlugin, sweepStale, updatePlugin } from './plugin-changes';
 import type { PluginEvent, PluginRow } from './plugin-repository';
 import type {
   ChangeOptions,
@@ -103,7 +103,9 @@ export function createPluginService(deps: PluginDeps): PluginService {
     }
   };
 
-  const context: ChangeContext = { deps, rows, root, log, record, reload };
+  // Staging folders a dead process left behind (a copy or clone stopped halfway) go now.
+  const swept = sweepStale(root, Date.now(), log); // file times are wall-clock times
+  const context: ChangeContext = { deps, rows, root, log, record, reload, swept };
 
   return {
     list: async () => (await rows.list()).map(viewInstalled),

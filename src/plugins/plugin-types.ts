@@ -13,6 +13,8 @@ import type { PluginRepository } from './plugin-repository';
 
 export interface PluginApproval {
   title: string;
+  /** What a session grant covers, after the tool name (default: the plugin's name). */
+  scope?: string;
   details: Record<string, unknown>;
 }
 

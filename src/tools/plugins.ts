@@ -98,7 +98,7 @@ function changeOptions(ctx: ToolContext, tool: string): ChangeOptions {
       ctx.ask({
         tool,
         title: request.title,
-        scope: `${tool}:${String(request.details.name)}`,
+        scope: `${tool}:${request.scope ?? String(request.details.name)}`,
         details: request.details,
       }),
     by: ctx.surface,

@@ -54,6 +54,7 @@ describe('plugins', () => {
     const source = tmpWorkspace({ files: PLUGIN_FILES('1.0.0') });
     const h = await toolHarness({ config: { options: { operating_packs: true } } });
     const installed = await h.call('plugin_install', { source });
+    const dir = join(h.app.dataDir, 'plugins', 'review-kit');
     expect(h.asks).toEqual([
       {
         tool: 'plugin_install',
@@ -83,7 +84,6 @@ describe('plugins', () => {
       warnings: [],
     });
 
-    const dir = join(h.app.dataDir, 'plugins', 'review-kit');
     expect(h.app.config.mcp.reviewer).toEqual({
       command: 'node',
       args: [`${dir}/server.js`, '--strict'],
@@ -173,7 +173,13 @@ describe('plugins', () => {
       version: '1.0.0',
       source: `file://${repo}`,
     });
-    expect(h.asks[0].details).toMatchObject({ source_type: 'git', commit: first });
+    // Asked before the clone (nothing fetched yet), then with what was fetched.
+    expect(h.asks[0]).toMatchObject({
+      tool: 'plugin_install',
+      scope: `plugin_install:clone file://${repo}`,
+      details: { source: `file://${repo}`, source_type: 'git', step: 'clone' },
+    });
+    expect(h.asks[1].details).toMatchObject({ source_type: 'git', commit: first });
     const dir = join(h.app.dataDir, 'plugins', 'review-kit');
     expect(existsSync(join(dir, '.git'))).toBe(true);
 
@@ -185,11 +191,12 @@ describe('plugins', () => {
     const second = git('rev-parse', 'HEAD');
     const updated = await h.call('plugin_update', { name: 'review-kit' });
     expect(updated).toMatchObject({ action: 'update', version: '1.1.0', previous_version: '1.0.0' });
-    expect(h.asks[1]).toMatchObject({
+    expect(h.asks[2]).toMatchObject({ tool: 'plugin_update', details: { step: 'clone' } });
+    expect(h.asks[3]).toMatchObject({
       tool: 'plugin_update',
       title: `update plugin "review-kit" 1.0.0 → 1.1.0 from file://${repo}`,
     });
-    expect(h.asks[1].details).toMatchObject({ commit: second, previous_commit: first });
+    expect(h.asks[3].details).toMatchObject({ commit: second, previous_commit: first });
     expect(h.app.agent.kinds().find((k) => k.id === 'reviewer')?.description).toBe('Reviews diffs, twice');
     expect((await h.call('plugin_list', {})).plugins[0].source).toEqual({
       type: 'git',
@@ -199,7 +206,13 @@ describe('plugins', () => {
 
     const removed = await h.call('plugin_remove', { name: 'review-kit' });
     expect(removed).toMatchObject({ action: 'remove', name: 'review-kit', version: '1.1.0' });
-    expect(h.asks.map((a) => a.tool)).toEqual(['plugin_install', 'plugin_update', 'plugin_remove']);
+    expect(h.asks.map((a) => a.tool)).toEqual([
+      'plugin_install',
+      'plugin_install',
+      'plugin_update',
+      'plugin_update',
+      'plugin_remove',
+    ]);
     expect(existsSync(dir)).toBe(false);
     expect(h.app.config.mcp.reviewer).toBeUndefined();
     expect(h.app.agent.kinds().map((k) => k.id)).not.toContain('reviewer');
