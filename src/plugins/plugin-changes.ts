@@ -2,7 +2,8 @@
  * Installing and updating a plugin: stage the source into a hidden directory and validate it,
  * refuse clashes with another source's MCP servers or agent kinds, ask, then swap it in, record it
  * and reload the config. A denial or a failure leaves nothing behind. A git source is asked for
- * before it is cloned too (a no-op for the operator's own call, as every ask here).
+ * before it is cloned too (a no-op for the operator's own call, as every ask here); the approval
+ * of the change shows what the plugin runs (./approval-details.ts).
  * @module
  */
 import { randomBytes } from 'node:crypto';
@@ -12,8 +13,9 @@ import { join } from 'node:path';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import { makeDirs } from '../util/make-dirs';
+import { runDetails, updateDetails } from './approval-details';
 import { fetchSource, type ResolvedSource, resolveSource } from './fetch-source';
-import { type LoadedManifest, loadManifest, type PluginSummary } from './manifest';
+import { type LoadedManifest, loadManifest, type PluginManifest, type PluginSummary } from './manifest';
 import type { PluginRepository } from './plugin-repository';
 import type { ChangeOptions, PluginChange, PluginDeps } from './plugin-types';
 
@@ -70,6 +72,7 @@ export async function installPlugin(
         source_type: source.type,
         commit: staged.commit,
         provides: summary,
+        ...runDetails(manifest, join(root, manifest.name)),
       },
     });
     const dir = join(root, manifest.name);
@@ -142,6 +145,7 @@ export async function updatePlugin(
         commit: staged.commit,
         previous_commit: row.commit_sha,
         provides: summary,
+        ...updateDetails(installedManifest(row.dir), manifest, row.dir),
       },
     });
     const old = join(root, `.old-${randomBytes(6).toString('hex')}`);
@@ -271,4 +275,13 @@ export function sweepStale(root: string, now: number, log: Logger): Promise<void
       ),
     ),
   ).then(() => {});
+}
+
+/** The installed plugin's manifest, to compare an update with (undefined when it does not load). */
+function installedManifest(dir: string): PluginManifest | undefined {
+  try {
+    return loadManifest(dir).manifest;
+  } catch {
+    return undefined;
+  }
 }

@@ -74,6 +74,26 @@ describe('plugins', () => {
             recipes: ['review.toml'],
             commands: ['review'],
           },
+          // What it runs (finding: the prompt named the servers only).
+          command: `mcp reviewer: node ${dir}/server.js --strict (disabled)`,
+          mcp_servers: {
+            reviewer: {
+              type: 'stdio',
+              command: 'node',
+              args: [`${dir}/server.js`, '--strict'],
+              command_line: `node ${dir}/server.js --strict`,
+              disabled: true,
+            },
+          },
+          agents: {
+            reviewer: {
+              description: 'Reviews diffs',
+              mode: 'primary',
+              read_only: true,
+              tools: 'default',
+              prompt_chars: 0,
+            },
+          },
         },
       },
     ]);
