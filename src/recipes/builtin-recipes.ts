@@ -57,8 +57,8 @@ attempts = 2
 
 [[parameters]]
 name = "test_command"
-type = "string"
-description = "The command that runs the tests."
+type = "command"
+description = "The command line that runs the tests (run as written: give it yourself, never from a step's output)."
 default = "npm test"
 
 [[parameters]]
@@ -111,8 +111,8 @@ required = true
 
 [[parameters]]
 name = "test_command"
-type = "string"
-description = "The command that runs the tests."
+type = "command"
+description = "The command line that runs the tests (run as written: give it yourself, never from a step's output)."
 default = "npm test"
 
 [[steps]]

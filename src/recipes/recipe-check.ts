@@ -8,6 +8,7 @@ import { agentKinds } from '../agent/agent-kinds';
 import type { Config } from '../config/schema';
 import type { ToolFacts } from '../permissions/tool-policy';
 import { outputReference, templateRefs } from '../workflows/template';
+import { commandTemplateProblems } from './check-command';
 import type { RecipeDefinition, RecipeDiagnostic, RecipeParameter } from './recipe-schema';
 
 export interface RecipeCheckEnv {
@@ -36,13 +37,14 @@ export function checkRecipe(
     const field = `parameters[${i}]`;
     if (params.has(param.name)) error(`${field}.name`, `duplicate parameter "${param.name}"`);
     params.set(param.name, param);
-    if (param.default !== undefined && typeof param.default !== param.type) {
+    const valueType = param.type === 'command' ? 'string' : param.type;
+    if (param.default !== undefined && typeof param.default !== valueType) {
       error(`${field}.default`, `is a ${typeof param.default} but the parameter type is ${param.type}`);
     }
     if (param.choices) {
       if (param.type === 'boolean') error(`${field}.choices`, 'a boolean parameter takes no choices');
       param.choices.forEach((choice, j) => {
-        if (param.type !== 'boolean' && typeof choice !== param.type) {
+        if (param.type !== 'boolean' && typeof choice !== valueType) {
           error(`${field}.choices[${j}]`, `is a ${typeof choice} but the parameter type is ${param.type}`);
         }
       });
@@ -118,7 +120,19 @@ export function checkRecipe(
     checkRefs(step.prompt, `${field}.prompt`, true);
     step.expect.forEach((expect, j) => {
       // Commands take parameters only: model output never becomes part of a shell command.
-      if (expect.command) checkRefs(expect.command, `${field}.expect[${j}].command`, false);
+      if (expect.command) {
+        const where = `${field}.expect[${j}].command`;
+        checkRefs(expect.command, where, false);
+        for (const problem of commandTemplateProblems(expect.command, recipe.parameters))
+          error(where, problem);
+        const whole = /^\s*\{\{\s*(\w+)\s*\}\}\s*$/.exec(expect.command)?.[1];
+        if (whole && params.get(whole)?.type === 'string') {
+          warning(
+            where,
+            `{{ ${whole} }} is the whole command but "${whole}" is a string parameter: its value runs as one word (a program name without arguments); declare it type = "command" to run a command line`,
+          );
+        }
+      }
       if (expect.contains) checkRefs(expect.contains, `${field}.expect[${j}].contains`, false);
     });
     seen.add(step.id);

@@ -5,17 +5,18 @@
  * a text); otherwise it is tried again (`retries`, default `retry.attempts`) in a fresh child
  * session told what failed. A step that still fails stops the recipe unless
  * `continue_on_failure`. Expect commands run through the shell (bash analysis, deny lists, the
- * permission ask), with parameters shell-quoted and never model output.
+ * permission ask), with parameters passed in the environment (./check-command.ts), never model output.
  * @module
  */
 import type { RunResult } from '../agent/types';
 import { SvcError, toSvcError } from '../errors';
 import type { Redactor } from '../redact';
 import type { Pipeline } from '../workflows/pipeline';
-import { renderTemplate, shellQuote } from '../workflows/template';
+import { renderTemplate } from '../workflows/template';
 import type { OpContext } from '../workspace/context';
 import type { BashResult } from '../workspace/shell';
 import type { Workspace } from '../workspace/workspace';
+import { renderCheckCommand } from './check-command';
 import type { RecipeDefinition, RecipeStep } from './recipe-schema';
 
 export type ParamValue = string | number | boolean;
@@ -73,7 +74,7 @@ export function resolveParams(
           `${field}: required by "${name}"${param.description ? ` (${param.description})` : ''}`,
         );
       }
-      out[param.name] = param.type === 'string' ? '' : param.type === 'boolean' ? false : 0;
+      out[param.name] = param.type === 'number' ? 0 : param.type === 'boolean' ? false : '';
       continue;
     }
     if (param.type === 'number') {
@@ -245,18 +246,20 @@ async function checkExpect(
     const text = renderTemplate(expect.contains, paramOnly, `${field}.contains`);
     return { kind: 'contains', check: text, passed: answer.includes(text) };
   }
-  const command = renderTemplate(
+  // Values travel in the environment (SVC_PARAM_<name>), never as shell text (./check-command.ts).
+  const { command, vars, equivalent } = renderCheckCommand(
+    x.name,
+    x.recipe,
     expect.command!,
-    (reference) => {
-      const value = paramOnly(reference);
-      return value === undefined ? undefined : shellQuote(value);
-    },
+    params,
     `${field}.command`,
   );
   try {
     const outcome = (await deps.ws.shell.run(
       {
         command,
+        vars,
+        equivalent,
         timeout_seconds: expect.timeout_seconds,
         description: expect.description ?? `recipe ${x.name} check`,
       },
@@ -271,7 +274,7 @@ async function checkExpect(
     )) as BashResult;
     return {
       kind: 'command',
-      check: command,
+      check: equivalent,
       passed: outcome.exit_code === 0 && !outcome.timed_out,
       exit_code: outcome.exit_code,
       timed_out: outcome.timed_out,
@@ -283,7 +286,7 @@ async function checkExpect(
     // Denied, blocked by bash_deny, or could not start: the check fails with the reason.
     return {
       kind: 'command',
-      check: command,
+      check: equivalent,
       passed: false,
       exit_code: null,
       output: deps.redactor.string(`${e.code}: ${e.message}`),

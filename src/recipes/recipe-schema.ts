@@ -10,7 +10,7 @@
  *   attempts = 2                                     # extra tries of a step whose expect fails
  *   [[parameters]]
  *   name = "test_command"
- *   type = "string"                                  # string | number | boolean
+ *   type = "command"                                 # string | number | boolean | command
  *   default = "npm test"
  *   [[steps]]
  *   id = "fix"
@@ -36,7 +36,12 @@ export const recipeParameterSchema = lazy(() =>
       .string()
       .regex(identifier, 'must be an identifier (letters, digits, _), used as {{ name }} in prompts')
       .describe('Parameter name, used as {{ name }} in prompts.'),
-    type: z.enum(['string', 'number', 'boolean']).default('string').describe('Value type (default string).'),
+    type: z
+      .enum(['string', 'number', 'boolean', 'command'])
+      .default('string')
+      .describe(
+        'Value type (default string). command: a command line the operator gives (never a step output), run as written where a check command uses it.',
+      ),
     description: z.string().default('').describe('What the parameter is for.'),
     required: z.boolean().default(false).describe('A run must give it (default false).'),
     default: scalar().optional().describe('Value when a run does not give one.'),
@@ -45,6 +50,12 @@ export const recipeParameterSchema = lazy(() =>
       .min(1)
       .optional()
       .describe('The only values allowed.'),
+    allow_leading_dash: z
+      .boolean()
+      .optional()
+      .describe(
+        'A value may start with "-" where a check command uses it as a whole word (else refused: it would be read as an option).',
+      ),
   }),
 );
 

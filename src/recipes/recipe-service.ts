@@ -13,6 +13,7 @@ import type { Redactor } from '../redact';
 import type { ToolCatalog } from '../workflows/ports';
 import type { WorkflowService } from '../workflows/workflow-service';
 import type { Workspace } from '../workspace/workspace';
+import { assertCommandParams } from './check-command';
 import { checkRecipe } from './recipe-check';
 import { executeRecipe, type ParamValue, type RecipeStepResult, resolveParams } from './recipe-runner';
 import type { RecipeDiagnostic } from './recipe-schema';
@@ -190,6 +191,7 @@ async function runRecipe(
   }
   const definition = recipe.definition;
   const params: Record<string, ParamValue> = resolveParams(name, definition, given);
+  assertCommandParams(name, definition, params, options.modelOutputParams);
   const pipeline = await deps.workflows().start(options.caller, {
     kind: 'recipe',
     name,

@@ -58,6 +58,11 @@ export interface RecipeRunOptions {
   caller: Caller;
   /** How expect commands ask (the tool's ctx.ask); absent = the operator's own call. */
   approve?: OpContext['approve'];
+  /**
+   * Parameters whose values came from a step's output (model output, in a workflow template):
+   * refused when a check command uses them or they are `command` parameters.
+   */
+  modelOutputParams?: string[];
 }
 
 export interface RecipeService {

@@ -15,7 +15,7 @@ import type { DagDeps } from './dag-runner';
 import type { Caller } from './lineage';
 import type { Pipeline } from './pipeline';
 import { outputReference, renderTemplate } from './template';
-import { type WorkflowStep, workflowProblems } from './workflow-definition';
+import { modelOutputParams, type WorkflowStep, workflowProblems } from './workflow-definition';
 import type { WorkflowRun } from './workflow-runs';
 import type { WorkflowService } from './workflow-service';
 
@@ -212,6 +212,7 @@ async function runStep(
       );
       pipeline.throwIfStopped();
       const run = await deps.recipes.run(step.recipe, params, {
+        modelOutputParams: modelOutputParams(step),
         caller: {
           sessionId: pipeline.sessionId,
           runId: pipeline.runId,

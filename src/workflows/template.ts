@@ -45,12 +45,6 @@ export function renderTemplate(
   return text;
 }
 
-/** A value for a shell command line: one single-quoted word, whatever it contains. */
-export function shellQuote(value: string): string {
-  if (/^[\w@%+=:,./-]+$/.test(value)) return value;
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
 /** `steps.<id>.output` → `{ scope: 'steps', id, field: 'output' }`; anything else → undefined. */
 export function outputReference(
   reference: string,

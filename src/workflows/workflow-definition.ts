@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { agentKinds } from '../agent/agent-kinds';
 import type { Config } from '../config/schema';
 import type { ToolFacts } from '../permissions/tool-policy';
+import { assertCommandParams } from '../recipes/check-command';
 import { recipeParameterSchema } from '../recipes/recipe-schema';
 import type { RecipeCatalog } from '../recipes/types';
 import { lazy } from '../util/lazy';
@@ -76,6 +77,17 @@ export interface WorkflowCheckEnv {
   recipes: RecipeCatalog;
 }
 
+/** The recipe parameters of a step whose value holds a step's output (model output). */
+export function modelOutputParams(step: Pick<WorkflowStep, 'params'>): string[] {
+  return Object.entries(step.params ?? {})
+    .filter(
+      ([, value]) =>
+        typeof value === 'string' &&
+        templateRefs(value).some((ref) => outputReference(ref, 'steps')?.field === 'output'),
+    )
+    .map(([key]) => key);
+}
+
 /** Every problem of a definition, by field; empty when it can run. */
 export function workflowProblems(definition: WorkflowDefinition, env: WorkflowCheckEnv): DagProblem[] {
   const problems: DagProblem[] = dagProblems(definition.steps, 'steps');
@@ -134,6 +146,18 @@ export function workflowProblems(definition: WorkflowDefinition, env: WorkflowCh
         for (const param of declared) {
           if (param.required && param.default === undefined && step.params?.[param.name] === undefined) {
             problem(`${field}.params.${param.name}`, `required by recipe "${step.recipe}"`);
+          }
+        }
+        if (recipe.definition) {
+          try {
+            // Model output never reaches a check command (values are not known yet: only that rule).
+            assertCommandParams(step.recipe, recipe.definition, {}, modelOutputParams(step));
+          } catch (error) {
+            const message = (error as Error).message;
+            problem(
+              `${field}.${message.slice(0, message.indexOf(':'))}`,
+              message.slice(message.indexOf(':') + 2),
+            );
           }
         }
       }

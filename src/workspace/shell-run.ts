@@ -28,6 +28,8 @@ export interface ForegroundRequest {
   timeoutSeconds: number;
   analysis: BashAnalysis;
   allowOutside: boolean;
+  /** Extra environment variables (a recipe check's parameters). */
+  vars?: Record<string, string>;
 }
 
 export interface ForegroundOutcome {
@@ -63,7 +65,7 @@ export async function runForeground(
   const proc = deps.spawner.spawn({
     script,
     cwd,
-    vars: ctx.sessionId ? { SVC_SESSION_ID: ctx.sessionId } : {},
+    vars: { ...request.vars, ...(ctx.sessionId ? { SVC_SESSION_ID: ctx.sessionId } : {}) },
     onOutput: (chunk) => collector.push(chunk),
     plan: request.plan ?? null,
     runId: ctx.runId,

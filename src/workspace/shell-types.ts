@@ -25,6 +25,16 @@ export interface BashInput {
   timeout_seconds?: number;
   run_in_background?: boolean;
   description?: string;
+  /**
+   * Extra environment variables of the command (not a tool input): a recipe check's parameters
+   * (`SVC_PARAM_<name>`), so values reach the command as data, never as shell text.
+   */
+  vars?: Record<string, string>;
+  /**
+   * With `vars`: the same command with their values written in as quoted words (it makes the same
+   * words): what the analysis checks and the permission prompt shows.
+   */
+  equivalent?: string;
 }
 
 export interface SandboxDenial {

@@ -65,7 +65,8 @@ export function createShell(deps: ShellDeps): Shell {
     async run(input, ctx) {
       const command = input.command;
       if (command.trim() === '') throw new SvcError('invalid_input', 'command: give a command to run');
-      const analysis = await analyze(command, ctx.sessionId);
+      // A command with values in variables is judged (and shown) with the values written in.
+      const analysis = await analyze(input.equivalent ?? command, ctx.sessionId);
       const summary = { verdict: analysis.verdict, reason: analysis.reason };
       if (analysis.verdict === 'block') throw blocked(deps, ctx, command, analysis);
       const cwd = cwdOf(ctx.sessionId);
@@ -88,7 +89,7 @@ export function createShell(deps: ShellDeps): Shell {
           ...(ctx.sessionId ? { session_id: ctx.sessionId } : {}),
         });
       }
-      if (input.run_in_background) return startBackground(deps, ctx, command, cwd, plan, summary);
+      if (input.run_in_background) return startBackground(deps, ctx, input, cwd, plan, summary);
       const timeoutSeconds = Math.min(
         input.timeout_seconds ?? deps.settings().timeoutSeconds,
         MAX_TIMEOUT_SECONDS,
@@ -99,6 +100,7 @@ export function createShell(deps: ShellDeps): Shell {
         plan,
         timeoutSeconds,
         analysis,
+        vars: input.vars,
         allowOutside: deps.settings().allowOutside,
       });
       if (result.newCwd) cwds.set(ctx.sessionId ?? '', result.newCwd);
@@ -141,12 +143,13 @@ async function askFor(
       : undefined;
   try {
     await approve(ctx, {
-      title: `bash: ${clip(input.command, 120)}`,
+      title: `bash: ${clip(input.equivalent ?? input.command, 120)}`,
       scope: analysis.scope,
       safe: analysis.verdict === 'safe',
       ...(unverified ? { unverified } : {}),
       details: {
-        command: input.command,
+        command: input.equivalent ?? input.command,
+        ...(input.equivalent ? { runs_as: input.command, variables: input.vars } : {}),
         description: input.description,
         cwd: deps.paths.display(cwd),
         background: input.run_in_background ?? false,
@@ -183,15 +186,16 @@ async function askFor(
 function startBackground(
   deps: ShellDeps,
   ctx: OpContext,
-  command: string,
+  input: BashInput,
   cwd: string,
   plan: CommandSandboxPlan | undefined,
   summary: BackgroundStart['analysis'],
 ): BackgroundStart {
+  const command = input.command;
   const job = deps.jobs.start({
     command,
     cwd,
-    vars: ctx.sessionId ? { SVC_SESSION_ID: ctx.sessionId } : {},
+    vars: { ...input.vars, ...(ctx.sessionId ? { SVC_SESSION_ID: ctx.sessionId } : {}) },
     sessionId: ctx.sessionId,
     runId: ctx.runId,
     plan: plan ?? null,

@@ -238,7 +238,14 @@ command = "make {{ steps.first.output }}"
     const row = (await app.workflows.runs.list({ kind: 'recipe', name: 'make-file' }))[0];
     expect(row).toMatchObject({ status: 'completed', run_id: recipeRun.id, parent_run_id: parent.run_id });
     expect((row.result.steps as { expect: unknown[] }[])[0].expect).toEqual([
-      { kind: 'command', check: 'test -f out.txt', passed: true, exit_code: 0, timed_out: false, output: '' },
+      {
+        kind: 'command',
+        check: "test -f 'out.txt'",
+        passed: true,
+        exit_code: 0,
+        timed_out: false,
+        output: '',
+      },
     ]);
     expect((await app.agent.result(recipeRun.id)).text).toContain('Recipe make-file completed');
     expect((await app.runs.events(recipeRun.id)).map((e) => e.type)).toEqual(
