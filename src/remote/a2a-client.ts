@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors';
+import { safeTerminalText } from '../util/terminal-text';
 import {
   type AgentCardWire,
   agentCardSchema,
@@ -108,7 +109,7 @@ export async function rpcCall(
     const notFound = code === RPC_ERRORS.taskNotFound;
     throw new SvcError(
       notFound ? 'not_found' : code === RPC_ERRORS.taskNotCancelable ? 'conflict' : 'unavailable',
-      `${method}: remote agent error ${code}: ${message}`,
+      `${method}: remote agent error ${code}: ${safeTerminalText(message)}`,
       {
         details: { rpc_code: code },
       },
@@ -276,5 +277,5 @@ function httpFailure(url: string, status: number, body: string, http: TokenScope
   }
   if (status === 404)
     return new SvcError('not_found', `${url} answered 404 (is [a2a] enabled on that agent?)`);
-  return new SvcError('unavailable', `${url} answered ${status}: ${body.slice(0, 200)}`);
+  return new SvcError('unavailable', `${url} answered ${status}: ${safeTerminalText(body.slice(0, 200))}`);
 }

@@ -12,6 +12,8 @@ import { LOCAL_TARGET } from '../deploy/targets';
 import { SvcError } from '../errors';
 import type { ResolvedTarget, TrackedTask } from '../remote/delegation';
 import { safeOrigin } from '../remote/delegation-types';
+import { renderText } from '../util/render-text';
+import { safeTerminalText } from '../util/terminal-text';
 import { allowlistProblems } from './core/aliases';
 import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
 import type { PermissionRequest, ToolHost } from './core/types';
@@ -86,7 +88,11 @@ export const a2aDelegate = defineTool({
   input: a2aDelegateInput,
   mutates: true,
   asksPermission: true,
-  surfaces: { mcp: 'svc_a2a_delegate', cli: { command: 'a2a delegate', args: ['message?'] } },
+  surfaces: {
+    mcp: 'svc_a2a_delegate',
+    // The remote agent's text is shown with its control characters escaped, never acted on.
+    cli: { command: 'a2a delegate', args: ['message?'], text: (task) => safeTerminalText(renderText(task)) },
+  },
   parity: false,
   run: async (ctx, input) => {
     const call = { sessionId: ctx.sessionId, runId: ctx.runId, signal: ctx.signal };

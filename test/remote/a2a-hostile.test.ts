@@ -5,6 +5,7 @@
  * - an answer is read only up to the size cap, also when it comes chunked (no content-length);
  * - a capability is matched only against configured and deployed agents (a card fetched once by
  *   card_url never wins), and the prompt names the agent and origin it resolved to;
+ * - the CLI text of a delegation carries none of the remote's escape sequences or control characters.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,7 @@ import type { App } from '../../src/app';
 import { fetchAgentCard } from '../../src/remote/a2a-client';
 import { invokeTool } from '../../src/tools/core/call-tool';
 import type { PermissionRequest } from '../../src/tools/core/types';
+import { a2aDelegate } from '../../src/tools/remote';
 import { makeTestApp } from '../helpers/make-test-app';
 
 interface Seen {
@@ -220,5 +222,27 @@ describe('A2A delegation to hostile agents', () => {
     // By name: the same agent, the same grant scope.
     await call(app, { agent_name: 'builder', message: 'again' }, asks);
     expect(asks[2]).toMatchObject({ scope: `a2a:builder@${builder.url}` });
+  }, 30_000);
+
+  it("removes the remote's escape sequences and control characters from the CLI text and errors", async () => {
+    const evil =
+      'ok \u001b]52;c;ZWNobyBwd25lZA==\u0007\u001b[2J\u001b[31mRED\u001b[0m \u202eevil\u2067\u007f\u009b1m\r\nnext\tline';
+    const remote = await rpcAgent(
+      (origin) => card('svc-evil', `${origin}/a2a`, { id: 'x' }),
+      () => task('completed', evil),
+    );
+    const app = await appWith({ evil: { url: remote.url } });
+    const result = await call(app, { agent_name: 'evil', message: 'hi' });
+    const cli = a2aDelegate.surfaces?.cli;
+    const text = (Array.isArray(cli) ? cli[0] : cli)?.text?.(app.redactor.value(result), {}) ?? '';
+    expect(text).toContain('ok RED <U+202E>evil<U+2067>\nnext\tline');
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    // A remote's words quoted in an error are escaped too.
+    const broken = await agent((_req, res) => {
+      res.writeHead(500);
+      res.end('boom \u001b[2J\u0007');
+    });
+    const error = await call(app, { card_url: broken.url, message: 'hi' }).catch((e: Error) => e);
+    expect((error as Error).message).toMatch(/answered 500: boom $/);
   }, 30_000);
 });
