@@ -2,15 +2,24 @@
  * A pending permission request: what the tool wants to do (the diff of a write, the command of a
  * shell call, or its details) and the TUI's three answers. The run resumes on an answer; every
  * browser on the session sees the request go when anyone answers it.
+ *
+ * What is approved is shown as it runs: in the title, the command and the details every control
+ * character and bidi override is shown as a marker (`<U+202E>`, `^[`; a bidi override would show
+ * `ls ;touch X #` as `ls # X hcuot;`), with a warning line when the request had one, and the
+ * command wraps instead of running off to the right.
  * @module
  */
 import { useState } from 'preact/hooks';
+import { visibleControls } from '../../../../util/terminal-text';
 import type { PermissionPrompt } from '../../../tui/client';
 import { parseDiff } from '../diff';
 import { CodeBlock } from '../markdown';
 import type { Decision } from '../session-controller';
 import { KeyValues, str } from './common';
 import { DiffView } from './diff-view';
+
+/** Bidi embeddings, overrides, isolates and marks: they change the order characters are shown in. */
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 const CHOICES: { decision: Decision; label: string; tone: string }[] = [
   { decision: 'allow_once', label: 'Allow once', tone: 'primary' },
@@ -33,19 +42,30 @@ export function PermissionCard({
     ([key, value]) =>
       !['diff', 'command'].includes(key) && value !== undefined && value !== null && value !== '',
   );
+  const reordered = [request.title, command ?? '', ...rest.map(([, value]) => str(value))].some((text) =>
+    BIDI.test(text),
+  );
   const headingId = `perm-${request.request_id}`;
   return (
     <section class="permission" aria-labelledby={headingId}>
       <h2 id={headingId}>
-        Permission needed: <code>{request.tool}</code>
+        Permission needed: <code>{visibleControls(request.tool)}</code>
       </h2>
-      <p class="perm-title">{request.title}</p>
-      {command ? <CodeBlock code={command} lang="bash" /> : null}
+      <p class="perm-title">{visibleControls(request.title)}</p>
+      {reordered ? (
+        <p class="perm-warning" role="alert">
+          This command contains characters that change its displayed order (shown as &lt;U+202E&gt; and the
+          like): read it as shown here.
+        </p>
+      ) : null}
+      {command ? <CodeBlock code={visibleControls(command)} lang="bash" /> : null}
       {diff.length ? <DiffView files={diff} /> : null}
       {rest.length ? (
         <details>
           <summary>Details</summary>
-          <KeyValues rows={rest.map(([key, value]) => [key, <code key={key}>{str(value)}</code>])} />
+          <KeyValues
+            rows={rest.map(([key, value]) => [key, <code key={key}>{visibleControls(str(value))}</code>])}
+          />
         </details>
       ) : null}
       <div class="perm-actions">

@@ -6,6 +6,7 @@
  */
 import { memo } from 'preact/compat';
 import { useEffect, useRef } from 'preact/hooks';
+import { safeTerminalText } from '../../../../util/terminal-text';
 import type { AssistantItem, Item, ToolItem, TranscriptState } from '../../../tui/state/transcript';
 import { parseDiff } from '../diff';
 import { Markdown } from '../markdown';
@@ -127,7 +128,8 @@ function ToolView({ item }: { item: ToolItem }) {
         <span class={`status ${item.status}`} role="img" aria-label={label}>
           {icon}
         </span>
-        <span class="tool-title">{item.title}</span>
+        {/* A tool's title quotes its command: shown in the order it runs (no bidi reordering). */}
+        <span class="tool-title">{safeTerminalText(item.title)}</span>
         {files.length ? (
           <span class="counts">
             <span class="add">+{added}</span> <span class="del">-{removed}</span>
