@@ -12,6 +12,7 @@ import { TuiApp } from '../../src/surfaces/tui/ui/app';
 import { PermissionDialog } from '../../src/surfaces/tui/ui/dialogs/permission-dialog';
 import { ReadoutView } from '../../src/surfaces/tui/ui/dialogs/readout-view';
 import { SessionList } from '../../src/surfaces/tui/ui/dialogs/session-list';
+import { ItemView } from '../../src/surfaces/tui/ui/transcript-view';
 import { fakeClient, session, tick, waitFor } from './fake-client';
 
 const ESC = '\x1b';
@@ -130,6 +131,26 @@ describe('outside text in the dialogs', () => {
     await waitFor(() => (list.lastFrame() ?? '').includes('evil session'));
     expect(foreign(list.lastFrame() ?? '')).toBe(false);
     list.unmount();
+  });
+});
+
+describe('a very long line in the transcript', () => {
+  it('is drawn up to 10,000 characters and says how many more there are', async () => {
+    const text = `start ${'x'.repeat(200_000)} end`;
+    const view = render(
+      <ItemView
+        item={{ kind: 'assistant', key: 'a', message_id: 'm', text, reasoning: '', done: true }}
+        showReasoning={false}
+      />,
+    );
+    await tick();
+    const frame = view.lastFrame() ?? '';
+    expect(frame).toContain('start x');
+    // Wrapped to the terminal's width: the rows read as one line again.
+    expect(frame.replace(/\s*\n/g, ' ')).toMatch(new RegExp(`… ${text.length - 10_000} +more +characters`));
+    expect(frame).not.toContain('end');
+    expect(frame.length).toBeLessThan(20_000);
+    view.unmount();
   });
 });
 

@@ -8,6 +8,7 @@ import { memo, useMemo } from 'react';
 import { diffStats, renderDiff } from '../render/diff';
 import { renderMarkdown } from '../render/markdown';
 import type { Item, ToolItem } from '../state/transcript';
+import { foldLongLines } from './wrap-lines';
 
 export interface ItemViewProps {
   item: Item;
@@ -32,7 +33,7 @@ export const ItemView = memo(function ItemView({
             {'› '}
           </Text>
           <Text wrap="wrap">
-            {clip(item.text, maxLines)}
+            {clip(foldLongLines(item.text), maxLines)}
             {item.queued ? <Text dimColor> (queued)</Text> : null}
           </Text>
         </Box>
@@ -53,7 +54,7 @@ export const ItemView = memo(function ItemView({
       const line = (
         <Text color={item.level === 'error' ? 'red' : item.level === 'warn' ? 'yellow' : 'gray'} wrap="wrap">
           {item.level === 'error' ? '✗ ' : item.level === 'warn' ? '! ' : '· '}
-          {item.text}
+          {foldLongLines(item.text)}
         </Text>
       );
       if (!item.failure) return line;
@@ -82,14 +83,14 @@ function AssistantView(props: {
   showReasoning: boolean;
   maxLines?: number;
 }) {
-  const rendered = useMemo(() => renderMarkdown(props.text), [props.text]);
+  const rendered = useMemo(() => renderMarkdown(foldLongLines(props.text)), [props.text]);
   const reasoningLines = props.reasoning ? props.reasoning.trimEnd().split('\n').length : 0;
   return (
     <Box flexDirection="column" marginTop={1}>
       {props.reasoning ? (
         props.showReasoning ? (
           <Text dimColor italic wrap="wrap">
-            {clip(props.reasoning.trimEnd(), props.maxLines)}
+            {clip(foldLongLines(props.reasoning.trimEnd()), props.maxLines)}
           </Text>
         ) : (
           <Text dimColor>

@@ -68,3 +68,17 @@ export function columnLines(rows: [string, string][], width: number, indent = 2,
   }
   return out;
 }
+
+/** Longest line the transcript draws whole: Ink wraps a line on every frame, and a 200,000-character one froze it. */
+export const LONGEST_LINE = 10_000;
+
+/** `text` with each line longer than `max` cut there and `… N more characters` after it. */
+export function foldLongLines(text: string, max = LONGEST_LINE): string {
+  if (text.length <= max) return text;
+  return text
+    .split('\n')
+    .map((line) =>
+      line.length <= max ? line : `${line.slice(0, max)} … ${line.length - max} more characters`,
+    )
+    .join('\n');
+}
