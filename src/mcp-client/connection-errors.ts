@@ -6,6 +6,7 @@
  */
 import type { McpServerConfig } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
+import { MESSAGE_TOO_LARGE } from './capped-fetch';
 import { NeedsAuth } from './transport';
 
 export interface FailureContext {
@@ -91,6 +92,13 @@ function callError(
       'timeout',
       `${name}: MCP server ${id} did not answer within ${context.timeoutMs / 1000}s (mcp.${id}.timeout)`,
       { cause: error },
+    );
+  }
+  if (code === MESSAGE_TOO_LARGE) {
+    return new SvcError(
+      'unavailable',
+      `${name}: MCP server ${id}: ${message.replace(/^MCP error -?\d+: /, '')}`,
+      { cause: error, retryable: false },
     );
   }
   if (code === -32000 || /connection closed/i.test(message)) {

@@ -59,6 +59,8 @@ export interface ConnectionDeps {
   log: Logger;
   clock: Clock;
   fetch: typeof fetch;
+  /** The cap of one message from an http/sse server (default 32 MiB). */
+  maxMessageBytes?: number;
   authStore: McpAuthStore;
   onSecret(value: string): void;
   /** Replace this server's tools in the registry. */
@@ -285,6 +287,7 @@ export class McpConnection {
       workspace: this.deps.workspace,
       env: this.deps.env,
       fetch: this.deps.fetch,
+      maxMessageBytes: this.deps.maxMessageBytes,
       authStore: this.deps.authStore,
       oauthProvider: () => this.oauthProvider(),
       onStderr: (text) => this.appendStderr(text),

@@ -11,6 +11,7 @@ import type { McpServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
 import { maskSecretArgs, maskUrlSecrets } from '../redact';
 import type { McpAuthStore } from './auth-store';
+import { cappedFetch, DEFAULT_MAX_MESSAGE_BYTES } from './capped-fetch';
 import type { SvcOAuthProvider } from './oauth-provider';
 
 export type McpTransportType = 'stdio' | 'http' | 'sse';
@@ -24,6 +25,8 @@ export interface TransportOptions {
   workspace: string;
   env: Readonly<Record<string, string | undefined>>;
   fetch: typeof fetch;
+  /** The cap of one message from an http/sse server (default 32 MiB). */
+  maxMessageBytes?: number;
   authStore: McpAuthStore;
   /** An OAuth provider bound to the stored credentials of this server. */
   oauthProvider(): SvcOAuthProvider;
@@ -67,14 +70,16 @@ export async function openTransport(options: TransportOptions): Promise<Transpor
     authProvider = options.oauthProvider();
   }
   const requestInit = { headers: { ...(config.headers ?? {}) } };
+  // What the server sends back is size-capped (capped-fetch.ts).
+  const fetch = cappedFetch(options.fetch, options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
   if (type === 'sse') {
     const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-    return new SSEClientTransport(url, { requestInit, authProvider, fetch: options.fetch });
+    return new SSEClientTransport(url, { requestInit, authProvider, fetch });
   }
   const { StreamableHTTPClientTransport } = await import(
     '@modelcontextprotocol/sdk/client/streamableHttp.js'
   );
-  return new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch: options.fetch });
+  return new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch });
 }
 
 async function stdioTransport(options: TransportOptions): Promise<Transport> {

@@ -32,6 +32,10 @@ export interface FakeMcpHttpOptions {
   requireHeader?: { name: string; value: string };
   /** The `authorization_endpoint` the authorization server's metadata names (default its own). */
   authorizationEndpoint?: string;
+  /** Answer POSTs with plain JSON instead of an event stream. */
+  jsonResponse?: boolean;
+  /** Also list `big`, whose result is a text of `bytes` characters. */
+  bigTool?: boolean;
 }
 
 export interface FakeMcpHttpServer {
@@ -70,6 +74,15 @@ export async function fakeMcpHttpServer(options: FakeMcpHttpOptions = {}): Promi
           inputSchema: { type: 'object', properties: { who: { type: 'string' } } },
           annotations: { readOnlyHint: true },
         },
+        ...(options.bigTool
+          ? [
+              {
+                name: 'big',
+                description: 'Answer a long text.',
+                inputSchema: { type: 'object', properties: { bytes: { type: 'number' } } },
+              },
+            ]
+          : []),
       ],
     }));
     server.setRequestHandler(CallToolRequestSchema, (request) => {
@@ -78,6 +91,8 @@ export async function fakeMcpHttpServer(options: FakeMcpHttpOptions = {}): Promi
         args: request.params.arguments,
         authorization: authorization?.(),
       });
+      if (request.params.name === 'big')
+        return { content: [{ type: 'text', text: 'x'.repeat(Number(request.params.arguments?.bytes)) }] };
       return {
         content: [{ type: 'text', text: `pong ${String(request.params.arguments?.who ?? '')}`.trim() }],
       };
@@ -123,6 +138,7 @@ export async function fakeMcpHttpServer(options: FakeMcpHttpOptions = {}): Promi
           if (sessionId || !isInitializeRequest(body)) return send(response, 400, { error: 'no session' });
           const created = new StreamableHTTPServerTransport({
             sessionIdGenerator: () => randomUUID(),
+            enableJsonResponse: options.jsonResponse,
             onsessioninitialized: (id) => {
               streamable.set(id, created);
             },
