@@ -7,7 +7,7 @@
  * a JSON-RPC frame.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
@@ -308,6 +308,64 @@ describe('svc acp', () => {
     expect(readFileSync(join(ws, '.svc', 'logs', 'svc.log'), 'utf8')).toContain(
       'acp permission answer malformed',
     );
+  });
+
+  it('session/new and session/load refuse a relative cwd, the filesystem root and the home directory', {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    const { ws, home } = await workspace([]);
+    const agent = startAgent(ws, home);
+    const { client, stream } = clientFor(agent, () => ({ outcome: { outcome: 'cancelled' } }));
+    await client.connectWith(stream, async (ctx) => {
+      await initialize(ctx);
+      for (const [cwd, reason] of [
+        ['relative/dir', 'cwd must be an absolute path (ACP), got "relative/dir"'],
+        ['/', 'cwd "/" is the filesystem root; open a project directory'],
+        [home, `cwd "${home}" is the home directory; open a project directory`],
+      ]) {
+        await expect(ctx.request('session/new', { cwd, mcpServers: [] })).rejects.toMatchObject({
+          code: -32602,
+          message: expect.stringContaining(reason),
+        });
+        await expect(
+          ctx.request('session/load', { sessionId: 'ses_x', cwd, mcpServers: [] }),
+        ).rejects.toMatchObject({ code: -32602 });
+      }
+      // A project directory still opens.
+      expect((await ctx.request('session/new', { cwd: ws, mcpServers: [] })).sessionId).toMatch(/^ses_/);
+    });
+    expect(existsSync(join(home, '.svc'))).toBe(false);
+    agent.child.stdin.end();
+    expect(await exited(agent)).toBe(0);
+    expectOnlyFrames(agent);
+  });
+
+  it('keeps at most 8 workspace Apps open; a session whose App was closed reopens it', {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    const { ws, home } = await workspace([reply().text('Still here.')]);
+    // The session's workspace is another project with the same provider.
+    const first = tmpWorkspace();
+    writeFileSync(join(first, 'svc.toml'), readFileSync(join(ws, 'svc.toml')));
+    const others = Array.from({ length: 8 }, () => tmpWorkspace());
+    const agent = startAgent(ws, home);
+    const { client, stream } = clientFor(agent, () => ({ outcome: { outcome: 'cancelled' } }));
+    await client.connectWith(stream, async (ctx) => {
+      await initialize(ctx);
+      const { sessionId } = await ctx.request('session/new', { cwd: first, mcpServers: [] });
+      // The launch workspace and 8 more: the least recently used (first) is closed.
+      for (const cwd of others) await ctx.request('session/new', { cwd, mcpServers: [] });
+      const response = await ctx.request('session/prompt', {
+        sessionId,
+        prompt: [{ type: 'text', text: 'are you there?' }],
+      });
+      expect(response.stopReason).toBe('end_turn');
+    });
+    agent.child.stdin.end();
+    expect(await exited(agent)).toBe(0);
+    const log = readFileSync(join(ws, '.svc', 'logs', 'svc.log'), 'utf8');
+    expect(log).toContain('acp workspace closed (least recently used)');
+    expect(log).toContain(realpathSync(first));
   });
 
   it('session/cancel stops the turn with stopReason cancelled', { timeout: TIMEOUT_MS }, async () => {

@@ -16,46 +16,79 @@
  * @module
  */
 import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, parse, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import type { App } from '../../app';
-import { toSvcError } from '../../errors';
+import { SvcError, toSvcError } from '../../errors';
 import type { Logger } from '../../log';
 import { VERSION } from '../../version';
+import { createAppPool } from './app-pool';
 import { promptText, providerInfo, replayUpdates } from './mapping';
 import { runTurn } from './turn';
 import type { OpenSession } from './turn-context';
 
 export interface AcpServerOptions {
-  /** The App of a workspace (the cwd of `session/new` and `session/load`). */
-  appFor(cwd: string): Promise<App>;
-  /** The launch workspace's app: `providers/list` and logs. */
+  /** Open the App of another workspace (a `workspaceKey`: the cwd of `session/new`, `session/load`). */
+  openApp(workspace: string): Promise<App>;
+  /** The launch workspace's app: `providers/list` and logs; always open. */
   app: App;
   log: Logger;
+  /** The user's home directory: not a workspace a session may name. */
+  home?: string;
+  /** Most workspace Apps open at once, the launch one included (default 8). */
+  maxApps?: number;
 }
 
 /** The agent side of one ACP connection. */
-export function createAcpAgent(options: AcpServerOptions): { agent: acp.AgentApp; close(): void } {
+export function createAcpAgent(options: AcpServerOptions): { agent: acp.AgentApp; close(): Promise<void> } {
   const { log } = options;
   const sessions = new Map<string, OpenSession>();
+  const pool = createAppPool({
+    launch: { key: workspaceKey(options.app.workspace), app: options.app },
+    open: options.openApp,
+    busy: (key) => [...sessions.values()].some((s) => s.workspace === key && s.running > 0),
+    onEvict: (key) => {
+      for (const session of sessions.values()) {
+        if (session.workspace !== key || session.evicted) continue;
+        for (const ask of session.asks.values()) ask.abort();
+        session.detach();
+        session.evicted = true;
+      }
+    },
+    max: options.maxApps,
+    log,
+  });
+  const appFor = (cwd: string) => pool.acquire(checkedWorkspace(cwd, options.home));
 
   const open = async (sessionId: string, cwd: string): Promise<OpenSession> => {
     const existing = sessions.get(sessionId);
     if (existing) return existing;
-    const app = await options.appFor(cwd);
+    const workspace = checkedWorkspace(cwd, options.home);
+    const app = await pool.acquire(workspace);
     const session: OpenSession = {
+      workspace,
       app,
       // An attached client: the agent's permission requests wait for its answer.
       detach: app.agent.attach(sessionId, 'acp'),
       asks: new Map(),
+      running: 0,
+      evicted: false,
     };
     sessions.set(sessionId, session);
     return session;
   };
-  const require = (sessionId: string): OpenSession => {
+  /** The open session, its App reopened (and reattached) when the pool closed it meanwhile. */
+  const require = async (sessionId: string): Promise<OpenSession> => {
     const session = sessions.get(sessionId);
     if (!session) throw acp.RequestError.sessionNotFound(sessionId);
+    const app = await pool.acquire(session.workspace);
+    if (session.evicted || session.app !== app) {
+      if (!session.evicted) session.detach();
+      session.app = app;
+      session.detach = app.agent.attach(sessionId, 'acp');
+      session.evicted = false;
+    }
     return session;
   };
 
@@ -74,7 +107,7 @@ export function createAcpAgent(options: AcpServerOptions): { agent: acp.AgentApp
     }))
     .onRequest('session/new', ({ params }) =>
       guard(async () => {
-        const app = await options.appFor(params.cwd);
+        const app = await appFor(params.cwd);
         ignoredMcpServers(log, params.mcpServers);
         const session = await app.agent.createSession({ title: '' });
         await open(session.id, params.cwd);
@@ -84,7 +117,7 @@ export function createAcpAgent(options: AcpServerOptions): { agent: acp.AgentApp
     )
     .onRequest('session/load', ({ params, client }) =>
       guard(async () => {
-        const app = await options.appFor(params.cwd);
+        const app = await appFor(params.cwd);
         if (!(await app.sessions.get(params.sessionId)))
           throw acp.RequestError.sessionNotFound(params.sessionId);
         ignoredMcpServers(log, params.mcpServers);
@@ -96,15 +129,20 @@ export function createAcpAgent(options: AcpServerOptions): { agent: acp.AgentApp
     )
     .onRequest('session/prompt', ({ params, client }) =>
       guard(async () => {
-        const session = require(params.sessionId);
         const text = promptText(params.prompt);
         if (!text) throw acp.RequestError.invalidParams(undefined, 'prompt: no text in the prompt blocks');
-        return await runTurn(session, params.sessionId, text, client, log);
+        const session = await require(params.sessionId);
+        session.running++;
+        try {
+          return await runTurn(session, params.sessionId, text, client, log);
+        } finally {
+          session.running--;
+        }
       }),
     )
     .onNotification('session/cancel', async ({ params }) => {
       const session = sessions.get(params.sessionId);
-      if (!session) return;
+      if (!session || session.evicted) return;
       for (const ask of session.asks.values()) ask.abort();
       try {
         await session.app.agent.cancel(params.sessionId, { reason: 'cancelled by the ACP client' });
@@ -123,12 +161,13 @@ export function createAcpAgent(options: AcpServerOptions): { agent: acp.AgentApp
 
   return {
     agent,
-    close() {
+    async close() {
       for (const session of sessions.values()) {
         for (const ask of session.asks.values()) ask.abort();
-        session.detach();
+        if (!session.evicted) session.detach();
       }
       sessions.clear();
+      await pool.close();
     },
   };
 }
@@ -176,8 +215,32 @@ export async function serveAcp(
     await connection.closed;
   } finally {
     options.signal?.removeEventListener('abort', stop);
-    close();
+    await close();
   }
+}
+
+/**
+ * The workspace key of a session's cwd, refused (invalid params) unless it is an absolute path
+ * (ACP requires one) other than the filesystem root and the home directory itself.
+ */
+export function checkedWorkspace(cwd: string, home: string | undefined): string {
+  if (typeof cwd !== 'string' || !isAbsolute(cwd)) {
+    throw new SvcError('invalid_input', `cwd must be an absolute path (ACP), got ${JSON.stringify(cwd)}`);
+  }
+  const key = workspaceKey(cwd);
+  if (key === parse(key).root) {
+    throw new SvcError(
+      'invalid_input',
+      `cwd ${JSON.stringify(cwd)} is the filesystem root; open a project directory`,
+    );
+  }
+  if (home && isAbsolute(home) && key === workspaceKey(home)) {
+    throw new SvcError(
+      'invalid_input',
+      `cwd ${JSON.stringify(cwd)} is the home directory; open a project directory`,
+    );
+  }
+  return key;
 }
 
 /** The workspace key of a cwd (symlinks resolved), for reusing one App per workspace. */

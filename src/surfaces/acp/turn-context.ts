@@ -9,10 +9,16 @@ import type { App } from '../../app';
 import type { Logger } from '../../log';
 
 export interface OpenSession {
+  /** The workspace key of its App (the pool may close the App; the session then reopens it). */
+  workspace: string;
   app: App;
   detach(): void;
   /** Outstanding permission requests to the client, by svc request id. */
   asks: Map<string, AbortController>;
+  /** Prompts running (the App is not closed while one does). */
+  running: number;
+  /** The pool closed its App: reopen it before the next use. */
+  evicted: boolean;
 }
 
 /** Notifications go out in event order, and all of them before the prompt's response. */

@@ -4,7 +4,7 @@
  * client closes stdin (or SIGTERM/SIGINT). The SDK loads only here.
  * @module
  */
-import type { App } from '../../../app';
+import { homedir } from 'node:os';
 import type { CliRegistrar } from '../context';
 
 export const registerAcp: CliRegistrar = (program, ctx) => {
@@ -13,7 +13,7 @@ export const registerAcp: CliRegistrar = (program, ctx) => {
     .description('serve svc over the Agent Client Protocol on stdio (for editors such as Zed)')
     .action(async () => {
       const app = await ctx.app({ eagerDb: true });
-      const [{ serveAcp, workspaceKey }, { createApp }] = await Promise.all([
+      const [{ serveAcp }, { createApp }] = await Promise.all([
         import('../../acp/server'),
         import('../../../app'),
       ]);
@@ -21,24 +21,16 @@ export const registerAcp: CliRegistrar = (program, ctx) => {
       app.runtime.ready = true;
       const log = app.log.child({ component: 'acp' });
       const globals = ctx.globals();
-      // One App per workspace: the launch one, plus one for each other cwd a session names.
-      const apps = new Map<string, Promise<App>>([[workspaceKey(app.workspace), Promise.resolve(app)]]);
-      const appFor = (cwd: string) => {
-        const key = workspaceKey(cwd);
-        let found = apps.get(key);
-        if (!found) {
-          found = createApp({
-            workspace: key,
-            configFile: globals.config,
-            overrides: globals.c ?? [],
-            env: ctx.io.env,
-            eagerDb: true,
-          });
-          apps.set(key, found);
-          found.catch(() => apps.delete(key));
-        }
-        return found;
-      };
+      // One App per workspace: the launch one, plus one for each other cwd a session names (the
+      // server keeps at most 8 open and closes them when the connection ends).
+      const openApp = (workspace: string) =>
+        createApp({
+          workspace,
+          configFile: globals.config,
+          overrides: globals.c ?? [],
+          env: ctx.io.env,
+          eagerDb: true,
+        });
       const stdin = (ctx.io.stdin ?? process.stdin) as NodeJS.ReadableStream;
       const stopping = new AbortController();
       const stop = () => stopping.abort();
@@ -48,8 +40,9 @@ export const registerAcp: CliRegistrar = (program, ctx) => {
       try {
         await serveAcp({
           app,
-          appFor,
+          openApp,
           log,
+          home: ctx.io.env.HOME ?? homedir(),
           input: stdin,
           output: ctx.io.stdout as unknown as NodeJS.WritableStream,
           signal: stopping.signal,
@@ -57,10 +50,6 @@ export const registerAcp: CliRegistrar = (program, ctx) => {
       } finally {
         process.off('SIGTERM', stop);
         log.info('acp server stopped');
-        for (const [key, other] of apps) {
-          if (key === workspaceKey(app.workspace)) continue;
-          await other.then((a) => a.close()).catch(() => {});
-        }
         await app.close();
       }
     });
