@@ -44,7 +44,7 @@ export async function startCluster(
     stringify({
       providers: { fake: { type: 'openai-compat', base_url: provider.url } },
       models: { large: 'fake/m1', small: 'fake/m1' },
-      services: { http: { token: TOKEN }, autopilot: { tick_seconds: 0.2 } },
+      services: { http: { token: TOKEN }, autopilot: { tick_seconds: 1 } },
       ...options.config,
     }),
   );

@@ -38,7 +38,7 @@ describe('autopilot (built binary)', () => {
       stringify({
         providers: { fake: { type: 'openai-compat', base_url: provider.url } },
         models: { large: 'fake/m1' },
-        services: { http: { token: 'e2e-token' }, autopilot: { tick_seconds: 0.2 } },
+        services: { http: { token: 'e2e-token' }, autopilot: { tick_seconds: 1 } },
       }),
     );
     const created = await runBin(

@@ -36,10 +36,12 @@ export const servicesSchema = lazy(() =>
       .strictObject({
         tick_seconds: z
           .number()
-          .positive()
+          .min(1)
           .max(3600)
           .default(5)
-          .describe('How often the autopilot worker looks for due schedules and queued prompts.'),
+          .describe(
+            'How often the autopilot worker looks for due schedules and queued prompts (seconds, at least 1).',
+          ),
         drain_queues: z
           .boolean()
           .default(true)
