@@ -9,7 +9,14 @@
 import { SvcError } from '../errors';
 import type { SqlClient } from '../store/postgres/client';
 import type { Clock, Ids } from '../util/ids';
-import type { Schedule, ScheduleRow, ScheduleRun, ScheduleStatus, ScheduleStore } from './schedule-store';
+import {
+  noSchedule,
+  type Schedule,
+  type ScheduleRow,
+  type ScheduleRun,
+  type ScheduleStatus,
+  type ScheduleStore,
+} from './schedule-store';
 
 const COLUMNS = [
   'name',
@@ -92,9 +99,7 @@ export function createPostgresScheduleStore(deps: { sql: SqlClient; clock: Clock
           );
           return row ? toSchedule(row) : undefined;
         })());
-      if (!found) {
-        throw new SvcError('not_found', `schedule_id: no schedule "${idOrName}"; see schedule action list`);
-      }
+      if (!found) throw noSchedule(idOrName);
       return found;
     },
     async list(filter = {}) {

@@ -4,6 +4,7 @@
  * @module
  */
 import { SvcError } from '../errors';
+import { printable, UNPRINTABLE } from '../util/printable';
 import { defaultTimezone, nextFireTimes } from './cron';
 import type { Schedule } from './schedule-store';
 import type { SchedulerDeps } from './scheduler-deps';
@@ -32,7 +33,7 @@ export async function validateSchedule(
   now: number,
 ): Promise<{ next: number; timezone: string; warnings: string[] }> {
   const warnings: string[] = [];
-  if (!input.name.trim()) throw new SvcError('invalid_input', 'name: must not be empty');
+  checkScheduleName(input.name);
   const hasPrompt = typeof input.prompt === 'string' && input.prompt.trim() !== '';
   const hasRecipe = typeof input.recipe === 'string' && input.recipe.trim() !== '';
   if (hasPrompt === hasRecipe) {
@@ -67,6 +68,21 @@ export async function validateSchedule(
   }
   if (input.session_id) await deps.sessions.require(input.session_id);
   return { next, timezone, warnings };
+}
+
+/**
+ * A schedule's name is an identifier shown in lists and errors: not empty, and no control
+ * characters (newlines, ESC sequences) or bidi overrides, which would forge or hide what is shown.
+ */
+export function checkScheduleName(name: string): void {
+  if (!name.trim()) throw new SvcError('invalid_input', 'name: must not be empty');
+  const found = UNPRINTABLE.exec(name);
+  if (found) {
+    throw new SvcError(
+      'invalid_input',
+      `name: holds the control character ${printable(found[0])} at position ${found.index + 1}; a schedule name is one line of printable text (e.g. "nightly-tests")`,
+    );
+  }
 }
 
 /** A job's fields with an update's patch over them (a new prompt drops the recipe, cron drops at…). */

@@ -5,6 +5,7 @@
 import { SvcError } from '../errors';
 import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
+import { printable } from '../util/printable';
 
 export type ScheduleStatus = 'active' | 'paused' | 'completed';
 export type ScheduleTrigger = 'cron' | 'once' | 'manual';
@@ -137,9 +138,7 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
             | undefined;
           return row ? toSchedule(row) : undefined;
         })();
-      if (!found) {
-        throw new SvcError('not_found', `schedule_id: no schedule "${idOrName}"; see schedule action list`);
-      }
+      if (!found) throw noSchedule(idOrName);
       return found;
     },
     async list(filter = {}) {
@@ -242,4 +241,12 @@ export function createScheduleStore(deps: { db: () => Db; clock: Clock; ids: Ids
     },
   };
   return store;
+}
+
+/** The error of a lookup that found nothing; the key as given, cut and escaped. */
+export function noSchedule(idOrName: string): SvcError {
+  return new SvcError(
+    'not_found',
+    `schedule_id: no schedule "${printable(idOrName, 100)}"; see schedule action list`,
+  );
 }

@@ -10,7 +10,12 @@
 import { SvcError, toSvcError } from '../errors';
 import { nextFireTimes } from './cron';
 import { createFiring } from './firing';
-import { mergeSchedulePatch, type ScheduleInput, validateSchedule } from './schedule-input';
+import {
+  checkScheduleName,
+  mergeSchedulePatch,
+  type ScheduleInput,
+  validateSchedule,
+} from './schedule-input';
 import type { Schedule, ScheduleStore } from './schedule-store';
 import type { FireResult, SchedulerDeps } from './scheduler-deps';
 
@@ -73,6 +78,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       return { schedule, warnings };
     },
     async update(idOrName, patch) {
+      if (patch.name !== undefined) checkScheduleName(patch.name);
       const current = await store.require(idOrName);
       const merged = mergeSchedulePatch(current, patch);
       const timing = patch.cron !== undefined || patch.at !== undefined || patch.timezone !== undefined;

@@ -10,6 +10,7 @@ import { SvcError } from '../errors';
 import type { Schedule } from '../scheduler/schedule-store';
 import { recipeToolAvailable } from '../scheduler/scheduler';
 import { sessionIdInput } from '../sessions/session-input';
+import { printable } from '../util/printable';
 import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 
@@ -386,7 +387,7 @@ function listText(r: { schedules: ReturnType<typeof view>[] }): string {
   return r.schedules
     .map(
       (s) =>
-        `${s.id}  ${s.status.padEnd(9)} ${(s.cron ?? `once ${s.next_run_at_iso ?? ''}`).padEnd(20)} next ${s.next_run_at_iso ?? '-'}  ${s.name}`,
+        `${s.id}  ${s.status.padEnd(9)} ${printable(s.cron ?? `once ${s.next_run_at_iso ?? ''}`).padEnd(20)} next ${s.next_run_at_iso ?? '-'}  ${printable(s.name)}`,
     )
     .join('\n');
 }

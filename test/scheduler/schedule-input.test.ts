@@ -3,6 +3,8 @@
  * - a cron expression has five fields or is one of the documented macros: a seconds field (six
  *   fields, `@secondly`) is refused with a clear error;
  * - a cron or time zone echoed in an error is cut (100 characters and …) and escaped;
+ * - a schedule name with a control character (newline, ESC, BEL) or a bidi override is refused,
+ *   on create and on update; a lookup key is echoed escaped;
  * - `services.autopilot.tick_seconds` is at least 1.
  */
 import { describe, expect, it } from 'vitest';
@@ -49,6 +51,28 @@ describe('schedule input', () => {
     );
     expect(zone.message).toBe(
       'timezone: unknown time zone "UTC\\u{001b}[2J" (use an IANA name, e.g. UTC or Europe/Paris)',
+    );
+  });
+
+  it('refuses control characters and bidi overrides in a name, on create and update', async () => {
+    const call = await scheduleCall();
+    const forged = 'ok\n  id  sch_FAKE\x1b[2J\x1b]0;pwned\x07';
+    await expect(call({ ...base, name: forged, cron: '* * * * *' })).rejects.toThrow(
+      'name: holds the control character \\u{000a} at position 3; a schedule name is one line of printable text',
+    );
+    await expect(call({ ...base, name: 'evil\u202Etxt.exe', cron: '* * * * *' })).rejects.toThrow(
+      /^name: holds the control character \\u\{202e\} at position 5/,
+    );
+    await expect(call({ ...base, name: 'bell\x07', cron: '* * * * *' })).rejects.toThrow(/\\u\{0007\}/);
+    await call({ ...base, name: 'fine-name_1 (nightly)', cron: '* * * * *' });
+    await expect(
+      call({ action: 'update', schedule_id: 'fine-name_1 (nightly)', name: 'x\x1b[31m' }),
+    ).rejects.toThrow(/^name: holds the control character \\u\{001b\}/);
+    expect((await call({ action: 'list' })).schedules.map((s: { name: string }) => s.name)).toEqual([
+      'fine-name_1 (nightly)',
+    ]);
+    await expect(call({ action: 'inspect', schedule_id: 'no\x1b[2J' })).rejects.toThrow(
+      'schedule_id: no schedule "no\\u{001b}[2J"',
     );
   });
 
