@@ -36,14 +36,30 @@ type Entry =
 
 /** Copy the plugin directory `from` into `to` (which must not exist), by the rules above. */
 export async function copyPluginTree(from: string, to: string, options: WalkOptions = {}): Promise<void> {
-  await mkdir(to);
+  // Checked whole before anything is written: a refused source costs a walk, not a copy.
+  const entries: Entry[] = [];
   await walkPlugin(from, options, async (entry) => {
-    const dest = join(to, entry.rel);
-    if (entry.kind === 'dir') await mkdir(dest);
-    else if (entry.kind === 'file') await copyFile(join(from, entry.rel), dest, constants.COPYFILE_EXCL);
-    else await symlink(entry.target, dest);
+    entries.push(entry);
   });
+  await mkdir(to);
+  // Folders first, parents before children (the walk's order), then the rest a few at a time.
+  for (const entry of entries) if (entry.kind === 'dir') await mkdir(join(to, entry.rel));
+  const rest = entries.filter((entry) => entry.kind !== 'dir');
+  for (let i = 0; i < rest.length; i += COPY_BATCH) {
+    options.signal?.throwIfAborted();
+    await Promise.all(
+      rest.slice(i, i + COPY_BATCH).map((entry) => {
+        const dest = join(to, entry.rel);
+        return entry.kind === 'link'
+          ? symlink(entry.target, dest)
+          : copyFile(join(from, entry.rel), dest, constants.COPYFILE_EXCL);
+      }),
+    );
+  }
 }
+
+/** Files copied at once. */
+const COPY_BATCH = 16;
 
 /** Check a fetched plugin (a git clone) in place, by the rules above. */
 export async function checkPluginTree(root: string, options: WalkOptions = {}): Promise<void> {

@@ -1,8 +1,9 @@
 /**
  * Plugin staging: what is fetched, and when. Pins:
  * - a local source without svc-plugin.toml is refused before anything is copied;
- * - a local copy stops at the size and file-count caps (naming the cap), refuses FIFOs and
- *   symlinks that leave the plugin (naming the file), and keeps symlinks that stay inside;
+ * - a local copy is refused at the size and file-count caps (naming the cap, nothing written),
+ *   refuses FIFOs and symlinks that leave the plugin (naming the file), and keeps symlinks that
+ *   stay inside;
  * - a source that holds the data dir, or lies inside it, is refused with a clear error;
  * - staging folders older than an hour are removed when the plugin service is made;
  * - a git source is asked for before it is cloned: a denial clones nothing;
@@ -49,6 +50,8 @@ describe('plugin staging', () => {
     await expect(
       copyPluginTree(source, join(out, 'two'), { limits: { bytes: 10_000, entries: 2 } }),
     ).rejects.toThrow(/more than 2 files and folders \(the limit of a plugin\)/);
+    // Checked before anything is written.
+    expect(readdirSync(out)).toEqual([]);
     await copyPluginTree(source, join(out, 'three'), { limits: { bytes: 10_000, entries: 10 } });
     expect(readFileSync(join(out, 'three', 'b', 'c.bin'), 'utf8')).toHaveLength(600);
   });
