@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { SvcError } from '../errors';
+import { printable } from '../util/printable';
 import { checkPluginTree, copyPluginTree } from './copy-plugin';
 import { MANIFEST_FILE, within } from './manifest';
 
@@ -60,16 +61,31 @@ export async function fetchSource(
 ): Promise<{ commit: string | null }> {
   if (source.type === 'path') {
     if (options.ref) throw new SvcError('invalid_input', 'ref: only git sources have refs');
-    await copyPluginTree(source.location, dest, { signal: options.signal });
+    await copyPluginTree(source.location, dest, { signal: options.signal }).catch((error: unknown) => {
+      throw fileError(error, 'copy', source.location);
+    });
     return { commit: null };
   }
   const args = ['clone', '--depth', '1', '--quiet'];
   if (options.ref) args.push('--branch', options.ref);
   args.push('--', source.location, dest);
   await git(args, undefined, options);
-  await checkPluginTree(dest, { signal: options.signal });
+  await checkPluginTree(dest, { signal: options.signal }).catch((error: unknown) => {
+    throw fileError(error, 'check the clone of', source.location);
+  });
   const commit = (await git(['rev-parse', 'HEAD'], dest, options)).trim();
   return { commit: commit || null };
+}
+
+/** A file system error of a copy (EACCES, ENOSPC…) as a clear error instead of an internal one. */
+function fileError(error: unknown, what: string, location: string): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (SvcError.is(error) || typeof code !== 'string') return error;
+  return new SvcError(
+    'unavailable',
+    `source: could not ${what} ${location}: ${printable((error as Error).message, 300)}`,
+    { cause: error },
+  );
 }
 
 function git(

@@ -22,7 +22,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SvcError } from '../../src/errors';
 import { copyPluginTree } from '../../src/plugins/copy-plugin';
+import { fetchSource } from '../../src/plugins/fetch-source';
 import { loadManifest } from '../../src/plugins/manifest';
 import { makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
@@ -54,6 +56,18 @@ describe('plugin staging', () => {
     expect(readdirSync(out)).toEqual([]);
     await copyPluginTree(source, join(out, 'three'), { limits: { bytes: 10_000, entries: 10 } });
     expect(readFileSync(join(out, 'three', 'b', 'c.bin'), 'utf8')).toHaveLength(600);
+  });
+
+  it('reports a file system error of the copy clearly, not as an internal error', async () => {
+    const source = tmpWorkspace({ files: { 'svc-plugin.toml': MANIFEST } });
+    const error = await fetchSource({ type: 'path', location: source }, join(tmpWorkspace(), 'gone', 'to'), {
+      env: {},
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SvcError);
+    expect((error as SvcError).code).toBe('unavailable');
+    expect((error as SvcError).message).toMatch(
+      /^source: could not copy .*: ENOENT: no such file or directory/,
+    );
   });
 
   it('refuses a FIFO and a symlink out of the plugin, naming them; keeps a symlink inside', async () => {
