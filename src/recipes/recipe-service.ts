@@ -251,6 +251,8 @@ async function runRecipe(
     recipe_run_id: pipeline.id,
     recipe: name,
     source: recipe.source,
+    path: recipe.path,
+    shadows: recipe.shadows,
     status: row.status,
     session_id: pipeline.sessionId,
     run_id: pipeline.runId,

@@ -40,6 +40,10 @@ export interface RecipeRunResult {
   recipe_run_id: string;
   recipe: string;
   source: RecipeSource;
+  /** The recipe file (null for a built-in). */
+  path: string | null;
+  /** Sources of the same name this recipe replaces (e.g. `builtin`). */
+  shadows: RecipeSource[];
   status: WorkflowRun['status'];
   /** The recipe's pipeline session and run; steps are its child sessions and runs. */
   session_id: string;

@@ -45,9 +45,17 @@ export const runRecipe = defineTool({
       args: ['name'],
       description: 'run a recipe (params as --params key=value,key2=value2 or JSON)',
       prepare: (input) => ({ ...input, params: parseCliParams(input.params) }),
+      notice: (input: { name?: unknown }, { app }) => {
+        if (typeof input.name !== 'string') return undefined;
+        try {
+          return shadowNotice(app.recipes.get(input.name));
+        } catch {
+          return undefined; // an unknown name: the run says so
+        }
+      },
       text: (r: RecipeRunResult) =>
         [
-          `recipe ${r.recipe} ${r.status} (run ${r.run_id}, session ${r.session_id})`,
+          `recipe ${r.recipe} ${r.status} (${r.source}${r.path ? ` ${r.path}` : ''}; run ${r.run_id}, session ${r.session_id})`,
           ...r.steps.map(
             (s) =>
               `  ${s.status === 'completed' ? '✓' : '✗'} ${s.id.padEnd(20)} ${s.status}${s.attempts > 1 ? ` after ${s.attempts} attempts` : ''}${s.error && s.status !== 'completed' ? `: ${s.error}` : ''}`,
@@ -88,10 +96,11 @@ export const recipeList = defineTool({
       command: 'recipe list',
       text: (r: { recipes: RecipeSummary[] }) =>
         r.recipes
-          .map(
-            (x) =>
-              `${x.valid ? '✓' : '✗'} ${x.name.padEnd(24)} ${x.source.padEnd(9)} ${x.steps.length} step${x.steps.length === 1 ? '' : 's'}  ${x.description}`,
-          )
+          .map((x) => {
+            const line = `${x.valid ? '✓' : '✗'} ${x.name.padEnd(24)} ${x.source.padEnd(9)} ${x.steps.length} step${x.steps.length === 1 ? '' : 's'}  ${x.description}`;
+            const notice = shadowNotice(x);
+            return notice ? `${line}\n  ! ${notice}` : line;
+          })
           .join('\n') || 'no recipes',
     },
   },
@@ -136,6 +145,12 @@ export const recipeValidate = defineTool({
   },
   run: async (ctx, input) => ctx.app.recipes.validate(input),
 });
+
+/** A recipe file that replaces a built-in of the same name runs its own steps and check commands: say so. */
+function shadowNotice(recipe: { name: string; path: string | null; shadows: readonly string[] }) {
+  if (!recipe.shadows.includes('builtin') || !recipe.path) return undefined;
+  return `${recipe.path} replaces the built-in recipe "${recipe.name}" (its own steps and check commands run)`;
+}
 
 /** `k=v,k2=v2` (or a JSON object) from the CLI's --params. */
 function parseCliParams(value: unknown): unknown {

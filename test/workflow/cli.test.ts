@@ -3,7 +3,7 @@
  * (exit 2 when invalid, diagnostics by field), `svc recipe run <name> --params k=v` (a new
  * session, exit 1 when the recipe fails), `svc workflow list`, `svc teams status`, `svc ripple`.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/surfaces/cli/index';
@@ -64,6 +64,33 @@ describe('recipe and workflow commands', () => {
     const failing = await cli(app, 'recipe', 'run', 'greet', '--params', '{"who":"Bob"}');
     expect(failing.code).toBe(1);
     expect(failing.stdout).toContain('✗ hello                failed: the answer does not contain "GREETED"');
+  });
+
+  it('passes --params values to check commands as data, and names a workspace file that replaces a built-in', async () => {
+    const { app } = await agentApp([reply().text('hi'), reply().text('reviewed')]);
+    const dir = join(app.workspace, '.svc', 'recipes');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'greet.toml'),
+      'description = "Greet"\n[[parameters]]\nname = "who"\n[[steps]]\nid = "a"\nprompt = "hi"\n[[steps.expect]]\ncommand = "echo \\"hello {{ who }}\\" > out.txt"\n',
+    );
+    const run = await cli(app, 'recipe', 'run', 'greet', '--params', 'who=$(touch PWNED)');
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(readFileSync(join(app.workspace, 'out.txt'), 'utf8')).toBe('hello $(touch PWNED)\n');
+    expect(existsSync(join(app.workspace, 'PWNED'))).toBe(false);
+    expect(run.stdout).toContain(`recipe greet completed (workspace ${join(dir, 'greet.toml')}; run `);
+    expect(run.stderr).toBe('');
+
+    const file = join(dir, 'review-changes.toml');
+    writeFileSync(file, 'description = "mine"\n[[steps]]\nid = "a"\nprompt = "review"\n');
+    const notice = `${file} replaces the built-in recipe "review-changes" (its own steps and check commands run)`;
+    expect((await cli(app, 'recipe', 'list')).stdout).toContain(
+      `✓ review-changes           workspace 1 step  mine\n  ! ${notice}`,
+    );
+    const shadowed = await cli(app, 'recipe', 'run', 'review-changes');
+    expect(shadowed.code, shadowed.stderr + shadowed.stdout).toBe(0);
+    expect(shadowed.stderr).toBe(`svc: ${notice}\n`);
+    expect(shadowed.stdout).toContain(`recipe review-changes completed (workspace ${file}; run `);
   });
 
   it('lists workflow templates and team status, and analyzes ripple impact', async () => {

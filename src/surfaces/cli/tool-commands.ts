@@ -125,6 +125,8 @@ async function runToolCommand(
     );
   }
   const app = await ctx.app();
+  const notice = binding.notice?.(input, { app });
+  if (notice) ctx.io.stderr.write(`svc: ${notice}\n`);
   const outcome = await callTool(
     app,
     tool.name,

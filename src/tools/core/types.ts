@@ -358,10 +358,9 @@ export interface CliBinding {
   ungated?: boolean;
   /** Exit code when the result says so (e.g. strict checks). */
   exitCode?: (result: any) => number;
-  /**
-   * Wrap the tool's payload with command-local fields before printing (both `--json` and text),
-   * e.g. a readout inside `{ posture, …discovery }`. The payload itself stays unchanged inside.
-   */
+  /** A line for stderr before the tool runs (e.g. a workspace file replacing a built-in), or none. */
+  notice?: (input: any, context: { app: ToolHost }) => string | undefined;
+  /** Wrap the payload with command-local fields before printing (json, text); it stays unchanged inside. */
   envelope?: (result: any, context: { app: ToolHost; input: any }) => unknown;
   /** Answer without the App (no data dir, no store): `config validate` with a broken store URL. */
   standalone?: (
