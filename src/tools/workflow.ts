@@ -16,7 +16,7 @@ import { callerOf } from '../workflows/lineage';
 import { orchestrateWorkflow } from '../workflows/orchestrator';
 import { analyzeRipple } from '../workflows/ripple';
 import { manageTemplate } from '../workflows/template-manager';
-import { workflowStepSchema } from '../workflows/workflow-definition';
+import { workflowSteps } from '../workflows/workflow-definition';
 import { spawnWorktreeOverride } from '../workflows/worktree';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
@@ -232,9 +232,7 @@ export const workflowTemplateInput = () =>
       .describe(
         'save/update: parameters as in recipes (name, type, description, required, default, choices); steps use {{ name }}.',
       ),
-    steps: z
-      .array(workflowStepSchema())
-      .min(1)
+    steps: workflowSteps()
       .optional()
       .describe(
         'save/update: the steps, each with recipe (+ params) or prompt (+ agent, tools), and depends_on.',

@@ -13,7 +13,7 @@ import { SvcError, toSvcError } from '../errors';
 import type { Redactor } from '../redact';
 import { lazy } from '../util/lazy';
 import {
-  ancestors,
+  ancestorMap,
   applyOutcomes,
   type DagProblem,
   dagProblems,
@@ -104,6 +104,7 @@ export function dagTaskProblems(deps: DagCheckDeps, tasks: readonly DagTask[]): 
   if (problems.length) return problems;
   const kinds = agentKinds(deps.config);
   const known = new Map(deps.tools.gates().map((g) => [g.tool.name, g.tool]));
+  const ancestors = ancestorMap(tasks);
   tasks.forEach((task, i) => {
     const field = `tasks[${i}]`;
     const kind = kinds.find((k) => k.id === task.agent);
@@ -128,7 +129,7 @@ export function dagTaskProblems(deps: DagCheckDeps, tasks: readonly DagTask[]): 
         });
       }
     });
-    const before = ancestors(tasks, task.id);
+    const before = ancestors.get(task.id)!;
     for (const ref of templateRefs(task.prompt)) {
       const output = outputReference(ref, 'tasks');
       if (output?.field !== 'output') {

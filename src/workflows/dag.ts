@@ -65,45 +65,71 @@ export function assertDag(nodes: readonly DagNode[], field = 'tasks'): void {
   }
 }
 
-/** A cycle as a closed path of dependencies (`a → b → a`: a depends on b, b on a), or undefined. */
+/**
+ * A cycle as a closed path of dependencies (`a → b → a`: a depends on b, b on a), or undefined.
+ * Iterative (an explicit stack), so a long chain cannot overflow the call stack.
+ */
 export function findCycle(nodes: readonly DagNode[]): string[] | undefined {
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const state = new Map<string, 'visiting' | 'done'>();
-  const stack: string[] = [];
-  const visit = (id: string): string[] | undefined => {
-    const seen = state.get(id);
-    if (seen === 'done') return undefined;
-    if (seen === 'visiting') return [...stack.slice(stack.indexOf(id)), id];
-    state.set(id, 'visiting');
-    stack.push(id);
-    for (const dep of byId.get(id)?.depends_on ?? []) {
+  for (const root of nodes) {
+    if (state.has(root.id)) continue;
+    // The path being walked, each entry with the index of its next dependency to visit.
+    const path: { id: string; next: number }[] = [{ id: root.id, next: 0 }];
+    state.set(root.id, 'visiting');
+    while (path.length) {
+      const top = path.at(-1)!;
+      const deps = byId.get(top.id)?.depends_on ?? [];
+      if (top.next >= deps.length) {
+        state.set(top.id, 'done');
+        path.pop();
+        continue;
+      }
+      const dep = deps[top.next++];
       if (!byId.has(dep)) continue;
-      const cycle = visit(dep);
-      if (cycle) return cycle;
+      const seen = state.get(dep);
+      if (seen === 'visiting') {
+        const ids = path.map((p) => p.id);
+        return [...ids.slice(ids.indexOf(dep)), dep];
+      }
+      if (seen === undefined) {
+        state.set(dep, 'visiting');
+        path.push({ id: dep, next: 0 });
+      }
     }
-    stack.pop();
-    state.set(id, 'done');
-    return undefined;
-  };
-  for (const node of nodes) {
-    const cycle = visit(node.id);
-    if (cycle) return cycle;
   }
   return undefined;
 }
 
-/** Every task `id` transitively depends on. */
-export function ancestors(nodes: readonly DagNode[], id: string): Set<string> {
+/**
+ * Every node's transitive dependencies, computed once in topological order (a node's set is its
+ * dependencies and theirs). Nodes on a cycle, which have no such order, get what was reachable.
+ */
+export function ancestorMap(nodes: readonly DagNode[]): Map<string, Set<string>> {
   const byId = new Map(nodes.map((n) => [n.id, n]));
-  const out = new Set<string>();
-  const walk = (current: string) => {
-    for (const dep of byId.get(current)?.depends_on ?? []) {
-      if (out.has(dep)) continue;
-      out.add(dep);
-      walk(dep);
+  const waiting = new Map(nodes.map((n) => [n.id, new Set(n.depends_on.filter((d) => byId.has(d))).size]));
+  const dependents = new Map<string, string[]>();
+  for (const node of nodes) {
+    for (const dep of new Set(node.depends_on)) {
+      if (byId.has(dep)) dependents.set(dep, [...(dependents.get(dep) ?? []), node.id]);
     }
-  };
-  walk(id);
+  }
+  const out = new Map<string, Set<string>>(nodes.map((n) => [n.id, new Set<string>()]));
+  const ready = nodes.filter((n) => waiting.get(n.id) === 0).map((n) => n.id);
+  while (ready.length) {
+    const id = ready.pop()!;
+    const mine = out.get(id)!;
+    for (const dep of byId.get(id)!.depends_on) {
+      if (!byId.has(dep)) continue;
+      mine.add(dep);
+      for (const a of out.get(dep)!) mine.add(a);
+    }
+    for (const next of dependents.get(id) ?? []) {
+      const left = waiting.get(next)! - 1;
+      waiting.set(next, left);
+      if (left === 0) ready.push(next);
+    }
+  }
   return out;
 }
 

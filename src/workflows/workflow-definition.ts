@@ -13,7 +13,7 @@ import { assertCommandParams } from '../recipes/check-command';
 import { recipeParameterSchema } from '../recipes/recipe-schema';
 import type { RecipeCatalog } from '../recipes/types';
 import { lazy } from '../util/lazy';
-import { ancestors, type DagProblem, dagProblems } from './dag';
+import { ancestorMap, type DagProblem, dagProblems } from './dag';
 import { outputReference, templateRefs } from './template';
 
 const slug = /^[a-z0-9][a-z0-9_-]*$/;
@@ -48,6 +48,19 @@ export const workflowStepSchema = lazy(() =>
     }),
 );
 
+/** Most steps of a workflow template: execute_dag's cap (a definition is checked before the prompt). */
+export const MAX_WORKFLOW_STEPS = 50;
+
+/** The steps array, capped at MAX_WORKFLOW_STEPS with a message saying so. */
+export const workflowSteps = () =>
+  z
+    .array(workflowStepSchema())
+    .min(1)
+    .max(
+      MAX_WORKFLOW_STEPS,
+      `at most ${MAX_WORKFLOW_STEPS} steps (as execute_dag's tasks); split the work into several templates`,
+    );
+
 export const workflowDefinitionSchema = lazy(() =>
   z.strictObject({
     description: z.string().default('').describe('What the workflow does.'),
@@ -57,7 +70,7 @@ export const workflowDefinitionSchema = lazy(() =>
       .describe(
         'Parameters, as in recipes: name, type (string, number, boolean), description, required, default, choices.',
       ),
-    steps: z.array(workflowStepSchema()).min(1).describe('The steps, a DAG through depends_on.'),
+    steps: workflowSteps().describe('The steps, a DAG through depends_on.'),
     max_parallel: z
       .number()
       .int()
@@ -96,10 +109,11 @@ export function workflowProblems(definition: WorkflowDefinition, env: WorkflowCh
   const kinds = agentKinds(env.config);
   const tools = new Map(env.tools.map((t) => [t.name, t]));
   const structural = problems.length > 0;
+  const ancestors = structural ? new Map<string, Set<string>>() : ancestorMap(definition.steps);
 
   definition.steps.forEach((step, i) => {
     const field = `steps[${i}]`;
-    const before = structural ? new Set<string>() : ancestors(definition.steps, step.id);
+    const before = ancestors.get(step.id) ?? new Set<string>();
     const checkRefs = (text: string, where: string) => {
       for (const ref of templateRefs(text)) {
         if (params.has(ref)) continue;

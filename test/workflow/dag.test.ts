@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadSqlite } from '../../src/store/sqlite-driver';
-import { dagProblems, findCycle } from '../../src/workflows/dag';
+import { ancestorMap, dagProblems, findCycle } from '../../src/workflows/dag';
 import { agentApp } from '../helpers/agent-harness';
 
 // execute_dag mutates (it starts runs): a headless run needs it allowed.
@@ -161,6 +161,28 @@ describe('execute_dag', () => {
         { id: 'y', depends_on: ['x'] },
       ]),
     ).toBeUndefined();
+  });
+
+  it('finds cycles and ancestors without recursion: a 100,000-node chain neither overflows nor takes long', () => {
+    const n = 100_000;
+    const chain = Array.from({ length: n }, (_, i) => ({ id: `t${i}`, depends_on: i ? [`t${i - 1}`] : [] }));
+    expect(findCycle(chain)).toBeUndefined();
+    chain[0].depends_on = [`t${n - 1}`];
+    const cycle = findCycle(chain)!;
+    expect(cycle).toHaveLength(n + 1);
+    expect([cycle[0], cycle[1], cycle.at(-2), cycle.at(-1)]).toEqual(['t0', `t${n - 1}`, 't1', 't0']);
+    const diamond = ancestorMap([
+      { id: 'd', depends_on: ['b', 'c'] },
+      { id: 'b', depends_on: ['a'] },
+      { id: 'c', depends_on: ['a'] },
+      { id: 'a', depends_on: [] },
+    ]);
+    expect(Object.fromEntries([...diamond].map(([id, set]) => [id, [...set].sort()]))).toEqual({
+      a: [],
+      b: ['a'],
+      c: ['a'],
+      d: ['a', 'b', 'c'],
+    });
   });
 
   it('refuses a template reference to a task that is not a dependency', async () => {

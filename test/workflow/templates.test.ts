@@ -113,6 +113,19 @@ describe('workflow_template', () => {
     );
     expect(await app.workflows.templates.list()).toEqual([]);
   });
+
+  it('refuses more steps than the cap before checking them', async () => {
+    const app = await makeTestApp();
+    const steps = Array.from({ length: 10_000 }, (_, i) => ({
+      id: `s${i}`,
+      prompt: 'x',
+      depends_on: i ? [`s${i - 1}`] : [],
+    }));
+    await expect(
+      invokeTool(app, 'workflow_template', { action: 'save', name: 'huge', steps }, { surface: 'cli' }),
+    ).rejects.toThrow('workflow_template: steps: expected at most 50 items, received an array of 10000');
+    expect(await app.workflows.templates.list()).toEqual([]);
+  });
 });
 
 describe('orchestrate_workflow', () => {
