@@ -10,18 +10,27 @@ export interface CsvTable {
   rows: Record<string, string>[];
 }
 
+/** Most columns of a CSV input. */
+export const MAX_CSV_COLUMNS = 1000;
+
 /** Parse CSV text with a header row. Errors name the line. */
 export function parseCsv(text: string, field = 'csv'): CsvTable {
   const records = parseRecords(text.replace(/^\uFEFF/, ''), field);
   while (records.length && records.at(-1)!.every((cell) => cell === '')) records.pop();
   if (records.length === 0)
     throw new SvcError('invalid_input', `${field}: empty; give a header row and rows`);
+  if (records[0].length > MAX_CSV_COLUMNS) {
+    throw new SvcError(
+      'invalid_input',
+      `${field}: the header has ${records[0].length} columns, more than ${MAX_CSV_COLUMNS}; keep the columns the prompt needs`,
+    );
+  }
   const headers = records[0].map((h) => h.trim());
+  const seen = new Set<string>();
   headers.forEach((header, index) => {
     if (!header) throw new SvcError('invalid_input', `${field}: header column ${index + 1} is empty`);
-    if (headers.indexOf(header) !== index) {
-      throw new SvcError('invalid_input', `${field}: header "${header}" appears twice`);
-    }
+    if (seen.has(header)) throw new SvcError('invalid_input', `${field}: header "${header}" appears twice`);
+    seen.add(header);
   });
   const rows = records.slice(1).map((record, index) => {
     if (record.length === 1 && record[0] === '') return undefined;

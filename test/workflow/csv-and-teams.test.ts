@@ -287,4 +287,13 @@ describe('csv', () => {
     expect(() => parseCsv('a,a\n1,2\n')).toThrow('csv: header "a" appears twice');
     expect(() => parseCsv('a\n"open\n')).toThrow(/never closes/);
   });
+
+  it('takes at most 1,000 columns and finds a duplicate header among them', () => {
+    const header = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`);
+    expect(parseCsv(`${header(1000).join(',')}\n`).headers).toHaveLength(1000);
+    expect(() => parseCsv(`${[...header(999), 'c5'].join(',')}\n`)).toThrow('csv: header "c5" appears twice');
+    expect(() => parseCsv(`${header(200_000).join(',')}\n`, 'csv_path big.csv')).toThrow(
+      'csv_path big.csv: the header has 200000 columns, more than 1000; keep the columns the prompt needs',
+    );
+  });
 });
