@@ -6,13 +6,14 @@
  * a CSV or JSON file in the workspace, written through the file tools' pipeline (guards, history).
  * @module
  */
-import { existsSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import type { Config } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
 import type { Redactor } from '../redact';
 import type { OpContext } from '../workspace/context';
 import { readRegularFile } from '../workspace/file-io';
+import { realpathOfDeepest } from '../workspace/paths';
 import type { Workspace } from '../workspace/workspace';
 import { type CsvTable, parseCsv, toCsv } from './csv';
 import { mapBounded } from './dag';
@@ -114,6 +115,14 @@ export async function spawnAgentsOnCsv(
     );
   }
   const output = outputTarget(deps, input);
+  // Overwriting follows the write tool's rule: an agent's session must have read the file first.
+  if (output.exists && caller.sessionId) {
+    await deps.ws.files.loadForEdit(
+      output.rel,
+      { tool: 'spawn_agents_on_csv', sessionId: caller.sessionId, signal: caller.signal },
+      'output_path',
+    );
+  }
   const maxParallel = input.max_parallel ?? deps.config.options.workflows.max_parallel;
   const pipeline = await workflows.start(caller, {
     kind: 'csv',
@@ -134,7 +143,7 @@ export async function spawnAgentsOnCsv(
     results = await mapBounded(table.rows, maxParallel, (row, index) =>
       runRow(deps, pipeline, input, columns, row, index),
     );
-    await writeResults(deps, { pipeline, signal: caller.signal, approve }, input, table, output, results);
+    await writeResults(deps, { pipeline, caller, approve }, input, table, output, results);
   } catch (error) {
     failure = deps.redactor.string(toSvcError(error).message);
   }
@@ -223,7 +232,7 @@ async function runRow(
 /** Collect every row's answer into the output file, through the file tools' pipeline. */
 async function writeResults(
   deps: CsvRunnerDeps,
-  x: { pipeline: Pipeline; signal: AbortSignal; approve: OpContext['approve'] },
+  x: { pipeline: Pipeline; caller: Caller; approve: OpContext['approve'] },
   input: CsvFanOutInput,
   table: CsvTable,
   output: ReturnType<typeof outputTarget>,
@@ -253,16 +262,24 @@ async function writeResults(
             agent_session_id: r.session_id ?? '',
           })),
         );
+  // The caller's session, not the pipeline's: overwriting needs what the write tool needs (the
+  // caller read the file as it is now; an operator's own call has no session and no such rule).
   const opContext: OpContext = {
     tool: 'spawn_agents_on_csv',
-    sessionId: pipeline.sessionId,
+    sessionId: x.caller.sessionId,
     runId: pipeline.runId,
-    signal: x.signal,
+    signal: x.caller.signal,
     approve: x.approve,
   };
-  if (existsSync(output.abs))
-    await deps.ws.files.markRead(pipeline.sessionId, output.target, readRegularFile(output.abs));
   await deps.ws.files.write({ path: output.rel, content: deps.redactor.string(content) }, opContext);
+  // A data file: never keep the execute bits of a file it replaced.
+  chmodSync(realpathOfDeepest(output.abs), 0o644);
+}
+
+/** `.git` (hooks, config) and svc's own configuration: never a results file. */
+function reservedOutput(rel: string): boolean {
+  const parts = rel.split(/[\\/]/);
+  return parts.includes('.git') || parts.includes('.svc') || parts.at(-1) === 'svc.toml';
 }
 
 function readTable(deps: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput): CsvTable {
@@ -293,7 +310,14 @@ function outputTarget(deps: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput) {
     : `agents-on-csv.results.${input.format ?? 'csv'}`;
   const target = deps.ws.paths.resolve(input.output_path ?? defaultPath, 'output_path');
   const format = input.format ?? (extname(target.rel).toLowerCase() === '.json' ? 'json' : 'csv');
-  if (existsSync(target.abs)) {
+  if (reservedOutput(target.rel) || reservedOutput(deps.ws.paths.display(realpathOfDeepest(target.abs)))) {
+    throw new SvcError(
+      'forbidden',
+      `output_path: ${target.rel} is in .git or svc's configuration (svc.toml, .svc/); write the results elsewhere`,
+    );
+  }
+  const exists = existsSync(target.abs);
+  if (exists) {
     if (statSync(target.abs).isDirectory()) {
       throw new SvcError('invalid_input', `output_path: ${target.rel} is a directory; give a file path`);
     }
@@ -307,5 +331,5 @@ function outputTarget(deps: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput) {
   if (input.csv_path && deps.ws.paths.resolve(input.csv_path, 'csv_path').abs === target.abs) {
     throw new SvcError('invalid_input', 'output_path: is the input file itself; choose another path');
   }
-  return { target, abs: target.abs, rel: target.rel, format };
+  return { target, abs: target.abs, rel: target.rel, format, exists };
 }

@@ -7,7 +7,7 @@
  * when the plan is unreadable, refuses to redefine a team silently, and get_teams_status reports
  * members with their sessions and runs.
  */
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { invokeTool } from '../../src/tools/core/call-tool';
@@ -113,6 +113,73 @@ describe('spawn_agents_on_csv', () => {
       [1, { name: 'x' }, 'ok'],
       [2, { name: 'y' }, 'ok'],
     ]);
+  });
+});
+
+describe('spawn_agents_on_csv results file', () => {
+  it('never writes into .git or svc configuration, even through a symlink', async () => {
+    const { app } = await agentApp([], {
+      files: { '.git/hooks/pre-commit': '#!/bin/sh\n', '.svc/svc.toml': '', 'svc.toml': '' },
+    });
+    symlinkSync(join(app.workspace, '.git/hooks/pre-commit'), join(app.workspace, 'innocent.csv'));
+    const save = (path: string) =>
+      invokeTool(
+        app,
+        'spawn_agents_on_csv',
+        { csv: 'a\n1\n', prompt: 'x', output_path: path, overwrite: true },
+        { surface: 'cli' },
+      );
+    for (const path of ['.git/hooks/pre-commit', 'svc.toml', 'sub/.git/config', 'innocent.csv']) {
+      await expect(save(path)).rejects.toThrow(
+        `output_path: ${path} is in .git or svc's configuration (svc.toml, .svc/); write the results elsewhere`,
+      );
+    }
+    // Here .svc is also the test's data dir, refused as such before this check.
+    await expect(save('.svc/svc.toml')).rejects.toThrow(/^output_path: \.svc\/svc\.toml is in /);
+    expect(readFileSync(join(app.workspace, '.git/hooks/pre-commit'), 'utf8')).toBe('#!/bin/sh\n');
+    expect(await app.runs.count()).toBe(0);
+  });
+
+  it('replaces an existing file as a 0644 data file (no execute bit kept)', async () => {
+    const { app } = await agentApp([reply().text('ok')], { files: { 'tool.sh': '#!/bin/sh\necho hi\n' } });
+    chmodSync(join(app.workspace, 'tool.sh'), 0o755);
+    const result = (await invokeTool(
+      app,
+      'spawn_agents_on_csv',
+      { csv: 'a\n1\n', prompt: 'x', output_path: 'tool.sh', format: 'csv', overwrite: true },
+      { surface: 'cli' },
+    )) as { status: string };
+    expect(result.status).toBe('completed');
+    expect(readFileSync(join(app.workspace, 'tool.sh'), 'utf8')).toMatch(/^agent_row,a,agent_status/);
+    expect(statSync(join(app.workspace, 'tool.sh')).mode & 0o777).toBe(0o644);
+  });
+
+  it('an agent overwrites a file only after it read it, like write (no read marked on its behalf)', async () => {
+    const spawn = { csv: 'a\n1\n', prompt: 'Row {{ a }}', output_path: 'notes.csv', overwrite: true };
+    const { app } = await agentApp(
+      [
+        reply().toolCall('spawn_agents_on_csv', spawn),
+        reply().text('refused'),
+        reply().toolCall('view', { path: 'notes.csv' }),
+        reply().toolCall('spawn_agents_on_csv', spawn),
+        reply().text('row answer'),
+        reply().text('written'),
+      ],
+      {
+        files: { 'notes.csv': 'keep me\n' },
+        extraConfig: { permissions: { allowed_tools: ['spawn_agents_on_csv'] } },
+      },
+    );
+    const first = await app.agent.run({ prompt: 'fan out', yolo: true });
+    const [refused] = await toolResults(app, first.session_id);
+    expect(refused).toMatchObject({ is_error: true });
+    expect(refused.output).toContain('notes.csv has not been read in this session');
+    expect(readFileSync(join(app.workspace, 'notes.csv'), 'utf8')).toBe('keep me\n');
+    expect(await app.workflows.runs.list({ kind: 'csv' })).toEqual([]);
+
+    const second = await app.agent.run({ prompt: 'read it, then fan out', yolo: true });
+    expect(second.text).toBe('written');
+    expect(readFileSync(join(app.workspace, 'notes.csv'), 'utf8')).toContain('row answer');
   });
 });
 
