@@ -1,22 +1,16 @@
 /**
  * Text an MCP server sends about its tools (names, titles, descriptions) made safe to show: it
- * reaches terminals, permission prompts, ACP clients and the model. C0/C1 control characters
- * (ANSI escape sequences lose their ESC, OSC 52 its BEL) are dropped, bidi controls are written
- * out as `\u202e` so they cannot reorder what is shown, and the length is capped with an ellipsis.
+ * reaches terminals, permission prompts, ACP clients and the model. Escape sequences and control
+ * characters are removed and bidi controls written out as `<U+202E>` (`safeTerminalText`), so
+ * they cannot act on a terminal or reorder what is shown, and the length is capped with an ellipsis.
  * @module
  */
+import { safeTerminalText } from '../util/terminal-text';
 
 /** The longest name or title shown, in characters. */
 export const MAX_LABEL_CHARS = 128;
 /** The longest description passed on, in characters. */
 export const MAX_DESCRIPTION_CHARS = 4096;
-
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-const LINE_BREAKS = /[\t\n]/g;
-const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-const escapeBidi = (text: string) =>
-  text.replace(BIDI, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** At most `max` characters, the last an ellipsis when cut (never half a surrogate pair). */
 export function capText(text: string, max: number): string {
@@ -29,10 +23,10 @@ export function capText(text: string, max: number): string {
 
 /** A one-line label (a tool name or title): line breaks and tabs become spaces. */
 export function peerLabel(text: string, max = MAX_LABEL_CHARS): string {
-  return capText(escapeBidi(text.replace(LINE_BREAKS, ' ').replace(CONTROLS, '')), max);
+  return capText(safeTerminalText(text).replace(/[\t\n]/g, ' '), max);
 }
 
-/** A description: keeps line breaks and tabs (CRLF becomes LF), drops the other controls. */
+/** A description: keeps line breaks and tabs (a carriage return becomes a line break). */
 export function peerText(text: string, max = MAX_DESCRIPTION_CHARS): string {
-  return capText(escapeBidi(text.replace(/\r\n/g, '\n').replace(CONTROLS, '')), max);
+  return capText(safeTerminalText(text), max);
 }

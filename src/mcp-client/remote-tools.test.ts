@@ -151,11 +151,11 @@ describe('remoteToolDefinition: what a server says about its tools', () => {
       description: `Does it.\t(fast)\r\n${hostile}`,
     });
     await run();
-    const shown = 'evil[2J]52;c;ZWNobyBwd25lZA== ALLOW\\u202etxt.exe31m';
+    const shown = 'evil ALLOW<U+202E>txt.exe';
     expect(asked[0].title).toBe(`${shown} on MCP server srv`);
     expect(asked[0].details?.mcp_tool).toBe(shown);
     expect(def.description).toBe(
-      `Does it.\t(fast)\nevil[2J]52;c;ZWNobyBwd25lZA==\nALLOW\\u202etxt.exe31m\n(Tool "${shown}" of the MCP server "srv".)`,
+      `Does it.\t(fast)\nevil\nALLOW<U+202E>txt.exe\n(Tool "${shown}" of the MCP server "srv".)`,
     );
     // The call still names the tool exactly as the server listed it.
     expect(calls).toEqual([hostile]);
@@ -172,7 +172,7 @@ describe('remoteToolDefinition: what a server says about its tools', () => {
     expect(long.def.description.startsWith(`${'d'.repeat(MAX_DESCRIPTION_CHARS - 1)}…\n`)).toBe(true);
     expect(long.def.description.length).toBeLessThan(MAX_DESCRIPTION_CHARS + MAX_LABEL_CHARS + 100);
     const titled = define({ title: `T\x1b[31m${'t'.repeat(500)}` });
-    expect(titled.def.description.split('\n')[0]).toBe(`T[31m${'t'.repeat(MAX_LABEL_CHARS - 6)}…`);
+    expect(titled.def.description.split('\n')[0]).toBe(`T${'t'.repeat(MAX_LABEL_CHARS - 2)}…`);
   });
 });
 

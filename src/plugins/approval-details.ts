@@ -7,7 +7,7 @@
  * terminal escapes.
  * @module
  */
-import { printable } from '../util/printable';
+import { printable } from '../util/terminal-text';
 import { type PluginManifest, withPluginDir } from './manifest';
 
 type McpBlock = PluginManifest['mcp'][string];

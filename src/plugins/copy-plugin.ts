@@ -12,7 +12,7 @@ import { constants, type Stats } from 'node:fs';
 import { copyFile, lstat, mkdir, readdir, readlink, realpath, symlink } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { SvcError } from '../errors';
-import { printable } from '../util/printable';
+import { printable } from '../util/terminal-text';
 import { within } from './manifest';
 
 export interface PluginLimits {

@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { SvcError } from '../errors';
-import { printable } from '../util/printable';
+import { printable } from '../util/terminal-text';
 import { checkPluginTree, copyPluginTree } from './copy-plugin';
 import { MANIFEST_FILE, within } from './manifest';
 

@@ -28,7 +28,7 @@ import { z } from 'zod';
 import { agentSchema, mcpServerSchema } from '../config/schema';
 import { SvcError } from '../errors';
 import { lazy } from '../util/lazy';
-import { printable } from '../util/printable';
+import { printable } from '../util/terminal-text';
 
 export const MANIFEST_FILE = 'svc-plugin.toml';
 export const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;

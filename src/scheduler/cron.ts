@@ -6,7 +6,7 @@
  * @module
  */
 import { SvcError } from '../errors';
-import { printable } from '../util/printable';
+import { printable } from '../util/terminal-text';
 
 /** The macros a cron expression may be instead of five fields (each fires at second 0). */
 export const CRON_MACROS = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@hourly'];

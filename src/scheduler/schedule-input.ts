@@ -4,7 +4,7 @@
  * @module
  */
 import { SvcError } from '../errors';
-import { printable, UNPRINTABLE } from '../util/printable';
+import { printable, UNPRINTABLE } from '../util/terminal-text';
 import { defaultTimezone, nextFireTimes } from './cron';
 import type { Schedule } from './schedule-store';
 import type { SchedulerDeps } from './scheduler-deps';

@@ -5,7 +5,7 @@
 import { SvcError } from '../errors';
 import type { Db } from '../store/db';
 import type { Clock, Ids } from '../util/ids';
-import { printable } from '../util/printable';
+import { printable } from '../util/terminal-text';
 
 export type ScheduleStatus = 'active' | 'paused' | 'completed';
 export type ScheduleTrigger = 'cron' | 'once' | 'manual';

@@ -10,7 +10,7 @@ import { SvcError } from '../errors';
 import type { Schedule } from '../scheduler/schedule-store';
 import { recipeToolAvailable } from '../scheduler/scheduler';
 import { sessionIdInput } from '../sessions/session-input';
-import { printable } from '../util/printable';
+import { printable } from '../util/terminal-text';
 import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 

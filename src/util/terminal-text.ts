@@ -10,6 +10,8 @@
  *   bidi overrides and isolates are shown as `<U+202E>`.
  * - `visibleControls`: for what a person approves (a command): nothing is removed, every control
  *   character but `\n` and `\t` is shown (`^[` for ESC, `^M` for `\r`, `<U+009B>`, `<U+202E>`).
+ * - `printable`: one line of outside text echoed in an error or a listing (a name, a cron
+ *   expression): `visibleControls` with `\n` and `\t` shown too (`^J`, `^I`), cut at a length.
  *
  * Both work a character at a time, so a sequence split across two streamed chunks is as inert as
  * a whole one.
@@ -48,6 +50,15 @@ export function visibleControls(text: string): string {
     })
     .replace(/\r/g, '^M')
     .replace(BIDI, codePoint);
+}
+
+/** Control characters (newline and tab included) and bidi controls: what a one-line name must not hold. */
+export const UNPRINTABLE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/** One line of outside text, every control character shown (see the module), at most `max` characters (then `…`). */
+export function printable(text: string, max = Number.POSITIVE_INFINITY): string {
+  const cut = text.length > max ? `${text.slice(0, max)}…` : text;
+  return visibleControls(cut.replace(/\n/g, '^J').replace(/\t/g, '^I'));
 }
 
 /** Whether `text` has anything either function changes (most text has none: no copy made). */

@@ -138,7 +138,7 @@ args = ["-c", "evil\\u001b[2K\\u202Eharmless"]
     const h = await toolHarness();
     await h.call('plugin_install', { source });
     const details = h.asks[0].details as Record<string, any>;
-    expect(details.command).toBe(`mcp x: sh -c 'evil\\u{001b}[2K\\u{202e}harmless'`);
+    expect(details.command).toBe(`mcp x: sh -c 'evil^[[2K<U+202E>harmless'`);
     expect(JSON.stringify(details)).not.toMatch(/\u001b|\u202e/);
   });
 });
