@@ -166,6 +166,19 @@ export async function signIn(page: Page, token = TOKEN): Promise<void> {
 }
 
 /**
+ * From the sessions page: a new session (titled when `title` is given), live, and `prompt` sent
+ * with Enter.
+ */
+export async function promptNewSession(page: Page, prompt: string, title?: string): Promise<void> {
+  if (title !== undefined) await page.getByPlaceholder('Title (optional)').fill(title);
+  await page.getByRole('button', { name: 'New session' }).click();
+  if (title !== undefined) await page.getByRole('heading', { name: title }).waitFor();
+  await page.getByText('live', { exact: true }).waitFor();
+  await page.getByLabel('Prompt').fill(prompt);
+  await page.getByLabel('Prompt').press('Enter');
+}
+
+/**
  * A reverse proxy that serves the service under `/svc/` (strips the prefix, streams the answer),
  * as nginx or Caddy would in front of it.
  */

@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { LAUNCH_HOOK_MS, launchBrowser, openPage, shot, signIn, startService } from './harness';
+import {
+  LAUNCH_HOOK_MS,
+  launchBrowser,
+  openPage,
+  promptNewSession,
+  shot,
+  signIn,
+  startService,
+} from './harness';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -32,12 +40,7 @@ describe('web UI permission card', () => {
     await page.goto(`${service.url}/`);
     await signIn(page);
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
-    await page.getByPlaceholder('Title (optional)').fill('bidi');
-    await page.getByRole('button', { name: 'New session' }).click();
-    await page.getByRole('heading', { name: 'bidi' }).waitFor();
-    await page.getByText('live', { exact: true }).waitFor();
-    await page.getByLabel('Prompt').fill('list the files');
-    await page.getByLabel('Prompt').press('Enter');
+    await promptNewSession(page, 'list the files', 'bidi');
 
     const card = page.locator('section.permission');
     await card.waitFor();

@@ -6,7 +6,15 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { LAUNCH_HOOK_MS, launchBrowser, openPage, shot, startService, TOKEN } from './harness';
+import {
+  LAUNCH_HOOK_MS,
+  launchBrowser,
+  openPage,
+  promptNewSession,
+  shot,
+  startService,
+  TOKEN,
+} from './harness';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -29,10 +37,7 @@ describe('web UI: a failed run', () => {
     const { page, errors } = await openPage(browser);
     await page.goto(`${service.url}/#token=${TOKEN}`);
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
-    await page.getByRole('button', { name: 'New session' }).click();
-    await page.getByText('live', { exact: true }).waitFor();
-    await page.getByLabel('Prompt').fill('hello');
-    await page.getByLabel('Prompt').press('Enter');
+    await promptNewSession(page, 'hello');
 
     const notice = page.locator('.item.notice.error');
     await notice.waitFor();

@@ -16,7 +16,16 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { LAUNCH_HOOK_MS, launchBrowser, openPage, shot, signIn, startService, TOKEN } from './harness';
+import {
+  LAUNCH_HOOK_MS,
+  launchBrowser,
+  openPage,
+  promptNewSession,
+  shot,
+  signIn,
+  startService,
+  TOKEN,
+} from './harness';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -54,12 +63,7 @@ describe('web UI', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('svc.token'))).toBe(TOKEN);
 
     // Create a session and send a prompt with Enter.
-    await page.getByPlaceholder('Title (optional)').fill('greeting');
-    await page.getByRole('button', { name: 'New session' }).click();
-    await page.getByRole('heading', { name: 'greeting' }).waitFor();
-    await page.getByText('live', { exact: true }).waitFor();
-    await page.getByLabel('Prompt').fill('Write a greeting file');
-    await page.getByLabel('Prompt').press('Enter');
+    await promptNewSession(page, 'Write a greeting file', 'greeting');
 
     // The permission card shows the diff of the write, with the TUI's three answers.
     const card = page.locator('section.permission');
