@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import type { LspServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
-import { type LspQuirks, quirksOf } from './lsp-quirks';
+import { cannotStart, type LspQuirks, quirksOf } from './lsp-quirks';
 import { offersTsserver, type RawDiagnostic, tsserverLists } from './lsp-tsserver';
 
 export interface Diagnostic {
@@ -100,8 +100,12 @@ export class LspClient {
     root: string,
     env: Readonly<Record<string, string | undefined>>,
     quirks: LspQuirks = quirksOf(server),
+    prefix?: readonly string[], // the command sandbox's wrapper, `[bwrap, …args, '--']`
   ): Promise<LspClient> {
-    const child = spawn(server.command, server.args, {
+    const argv = prefix?.length
+      ? [...prefix, server.command, ...server.args]
+      : [server.command, ...server.args];
+    const child = spawn(argv[0], argv.slice(1), {
       cwd: root,
       env: { ...env, ...server.env } as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -113,16 +117,14 @@ export class LspClient {
       child.once('spawn', () => resolve(true));
     });
     if (!started) {
-      throw new SvcError(
-        'unavailable',
-        `language server ${id}: cannot start "${server.command}"; is it installed and on PATH?`,
-      );
+      throw cannotStart(id, server.command);
     }
     const client = new LspClient(id, child, quirks);
     const init = (await client.request(
       'initialize',
       {
-        processId: process.pid,
+        // Sandboxed, svc's pid is not in the server's pid namespace (a server watching it would stop).
+        processId: prefix?.length ? null : process.pid,
         rootUri: pathToFileURL(root).href,
         workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'workspace' }],
         capabilities: {

@@ -11,7 +11,9 @@
  * `askTsserver`; this quirk serves one that cannot answer them.)
  * @module
  */
+
 import type { LspServerConfig } from '../config/schema';
+import { SvcError } from '../errors';
 
 export interface LspQuirks {
   /**
@@ -36,3 +38,10 @@ export function quirksOf(server: Pick<LspServerConfig, 'command' | 'args'>): Lsp
   );
   return { reopenWhenClean: typescriptLanguageServer };
 }
+
+/** A language server whose program is not there (svc's error, before or after the spawn). */
+export const cannotStart = (id: string, command: string) =>
+  new SvcError(
+    'unavailable',
+    `language server ${id}: cannot start "${command}"; is it installed and on PATH?`,
+  );

@@ -7,11 +7,20 @@
  * `publishDiagnostics` it pushes (waiting a short quiet period). Servers stop with the app.
  * @module
  */
+import { accessSync, constants } from 'node:fs';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
-import { type LspServerStatus, type ResolvedServer, resolveLanguageServers } from './lsp-catalog';
+import type { CommandSpawner } from '../sandbox/spawn';
+import {
+  findExecutable,
+  type LspServerStatus,
+  type ResolvedServer,
+  resolveLanguageServers,
+} from './lsp-catalog';
 import { type Diagnostic, LspClient } from './lsp-client';
+import { cannotStart, quirksOf } from './lsp-quirks';
 import type { ResolvedPath } from './paths';
 
 export type { Diagnostic } from './lsp-client';
@@ -94,6 +103,13 @@ export function createLanguageServers(deps: {
   root: string;
   env: Readonly<Record<string, string | undefined>>;
   config: () => Config;
+  /**
+   * Where servers run: inside the command sandbox, with the scrubbed environment the agent's
+   * commands get. A server is a program the workspace can choose (its node_modules/.bin, an
+   * `[lsp.*]` entry in its svc.toml, both writable by sandboxed commands): run as svc, outside,
+   * with svc's environment, it was a way out of the sandbox with every key svc holds.
+   */
+  spawner?: Pick<CommandSpawner, 'plan' | 'env'>;
 }): LanguageServers {
   const clients = new Map<string, Promise<LspClient>>();
   const restarts = new Map<string, number>();
@@ -158,7 +174,15 @@ export function createLanguageServers(deps: {
           `language server ${id} crashed ${MAX_RESTARTS + 1} times; fix it (svc config show-lsp) and restart svc`,
         );
       }
-      pending = LspClient.start(id, server, deps.root, deps.env);
+      const { spawner } = deps;
+      pending = spawner
+        ? (async () => {
+            const plan = spawner.plan(deps.root);
+            // The sandbox starts whatever it is given: a missing program is named before, not after.
+            if (plan && !runnable(server.command, deps.env, deps.root)) throw cannotStart(id, server.command);
+            return LspClient.start(id, server, deps.root, spawner.env(), quirksOf(server), plan?.prefix);
+          })()
+        : LspClient.start(id, server, deps.root, deps.env);
       pending.then(
         (started) => {
           started.onExit = () => {
@@ -224,4 +248,15 @@ export function createLanguageServers(deps: {
       await Promise.all(all.map(async (c) => (await c.catch(() => undefined))?.stop()));
     },
   };
+}
+
+/** Whether `command` names a program that can run: a path (from `root`) or a name on PATH. */
+function runnable(command: string, env: Readonly<Record<string, string | undefined>>, root: string): boolean {
+  if (!command.includes('/')) return findExecutable(command, env) !== undefined;
+  try {
+    accessSync(resolve(root, command), constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

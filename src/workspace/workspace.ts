@@ -128,7 +128,12 @@ export function createWorkspace(deps: {
     hidden: () => deps.sandbox.protectedEntries().map((p) => p.path),
     protectedMatcher: () => deps.sandbox.protectedMatcher(),
   });
-  const lsp = createLanguageServers({ root: paths.root, env: deps.env, config: deps.config });
+  const lsp = createLanguageServers({
+    root: paths.root,
+    env: deps.env,
+    config: deps.config,
+    spawner: deps.spawner,
+  });
   // The delete is the workspace's own: never in (nor rolled back with) the publisher's transaction.
   const own = ownContext('svc.workspace-reads');
   const unsubscribe = deps.bus.subscribe('*', (event) => {

@@ -119,7 +119,12 @@ describe('diagnostics', () => {
   it('LSP-06: a language server’s own children (a typings installer’s npm) do not outlive the app', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-lsp-helper-'));
     const pidFile = join(dir, 'helper.pid');
-    const h = await toolHarness({ files: { 'a.ts': 'x\n' }, config: lsp([`--helper=${pidFile}`]) });
+    // Unsandboxed: the pids the fake writes are the host's (in the sandbox's pid namespace its
+    // children end with it); this checks svc's own process-group kill.
+    const h = await toolHarness({
+      files: { 'a.ts': 'x\n' },
+      config: { ...lsp([`--helper=${pidFile}`]), options: { sandbox: { mode: 'off' } } },
+    });
     let pid: number | undefined;
     try {
       await h.call('diagnostics', { path: 'a.ts' });

@@ -73,6 +73,8 @@ describe('re-checking a clean document by opening it again', { timeout: 60_000 }
     const h = await toolHarness({
       files: { 'src/a.ts': 'all fine\n' },
       config: {
+        // The fake server logs outside the workspace: a path the command sandbox must let it write.
+        options: { sandbox: { allow_write: [dir] } },
         lsp: {
           fake: {
             command: process.execPath,
