@@ -174,15 +174,7 @@ export function createLanguageServers(deps: {
           `language server ${id} crashed ${MAX_RESTARTS + 1} times; fix it (svc config show-lsp) and restart svc`,
         );
       }
-      const { spawner } = deps;
-      pending = spawner
-        ? (async () => {
-            const plan = spawner.plan(deps.root);
-            // The sandbox starts whatever it is given: a missing program is named before, not after.
-            if (plan && !runnable(server.command, deps.env, deps.root)) throw cannotStart(id, server.command);
-            return LspClient.start(id, server, deps.root, spawner.env(), quirksOf(server), plan?.prefix);
-          })()
-        : LspClient.start(id, server, deps.root, deps.env);
+      pending = startServer(server, deps);
       pending.then(
         (started) => {
           started.onExit = () => {
@@ -259,4 +251,42 @@ function runnable(command: string, env: Readonly<Record<string, string | undefin
   } catch {
     return false;
   }
+}
+
+/** Start a server: inside the command sandbox, with the scrubbed environment, when there is a spawner. */
+async function startServer(
+  server: ResolvedServer,
+  deps: Parameters<typeof createLanguageServers>[0],
+): Promise<LspClient> {
+  const { spawner } = deps;
+  if (!spawner) return LspClient.start(server.id, server, deps.root, deps.env);
+  const plan = spawner.plan(deps.root);
+  // The sandbox starts whatever it is given: a missing program is named before, not after.
+  if (plan && !runnable(server.command, deps.env, deps.root)) throw cannotStart(server.id, server.command);
+  const prefix = plan ? showPrograms(plan.prefix, server) : undefined;
+  return LspClient.start(server.id, server, deps.root, spawner.env(), quirksOf(server), prefix);
+}
+
+/**
+ * The sandbox's wrapper with the server's own files shown read-only where its private /tmp would
+ * hide them: a server svc runs from its own install (`node …/typescript-language-server/lib/cli.mjs`,
+ * tsserver.js) or a Node under /tmp (a CI clone, an unpacked release). Bound right after the
+ * `--tmpfs /tmp`, so every later bind (the workspace, the data dir hidden) still wins over it.
+ */
+function showPrograms(prefix: readonly string[], server: ResolvedServer): string[] {
+  const tsserver = (server.initialization_options as { tsserver?: { path?: unknown } } | undefined)?.tsserver
+    ?.path;
+  const paths = [
+    server.command,
+    ...server.args,
+    process.execPath,
+    ...(typeof tsserver === 'string' ? [tsserver] : []),
+  ];
+  const roots = new Set(
+    paths.filter((p) => p.startsWith('/tmp/')).map((p) => `/tmp/${p.slice('/tmp/'.length).split('/')[0]}`),
+  );
+  const at = prefix.findIndex((arg, i) => arg === '--tmpfs' && prefix[i + 1] === '/tmp');
+  if (roots.size === 0 || at < 0) return [...prefix];
+  const binds = [...roots].flatMap((root) => ['--ro-bind-try', root, root]);
+  return [...prefix.slice(0, at + 2), ...binds, ...prefix.slice(at + 2)];
 }

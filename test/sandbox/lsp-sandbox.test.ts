@@ -22,13 +22,13 @@ describe('language servers in the command sandbox', () => {
     const script = [
       `env > ${join(seen, 'env')}`,
       `echo escaped > ${join(outside, 'escaped')} 2>/dev/null`,
-      `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(FAKE)}`,
+      'exec "$0" "$1"',
     ].join('; ');
     const h = await toolHarness({
       files: { 'a.ts': 'an ERROR here\n' },
       env: { ...process.env, OPENAI_API_KEY: SECRET } as Record<string, string>,
       config: {
-        lsp: { fake: { command: 'sh', args: ['-c', script], extensions: ['ts'] } },
+        lsp: { fake: { command: 'sh', args: ['-c', script, process.execPath, FAKE], extensions: ['ts'] } },
         options: { sandbox: { mode: 'bwrap', allow_write: [seen] } },
       },
     });
