@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors';
+import { readBodyCapped } from '../util/read-body';
 import { safeTerminalText } from '../util/terminal-text';
 import {
   type AgentCardWire,
@@ -227,21 +228,10 @@ async function readCapped(response: Response, url: string, http: A2aHttp): Promi
     await response.body?.cancel().catch(() => {});
     throw tooLarge();
   }
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > max) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge();
-      }
-      chunks.push(value);
-    }
+    const { body, truncated } = await readBodyCapped(response, max);
+    if (truncated) throw tooLarge();
+    return body.toString('utf8');
   } catch (error) {
     if (SvcError.is(error)) throw error;
     if (http.signal?.aborted) throw new SvcError('cancelled', 'the delegation was cancelled');
@@ -255,10 +245,7 @@ async function readCapped(response: Response, url: string, http: A2aHttp): Promi
       `reading the answer of ${new URL(url).origin} failed: ${(error as Error).message}`,
       { cause: error },
     );
-  } finally {
-    reader.releaseLock();
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function httpFailure(url: string, status: number, body: string, http: TokenScope): SvcError {

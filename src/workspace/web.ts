@@ -11,6 +11,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { SvcError } from '../errors';
 import type { Ids } from '../util/ids';
 import { makeDirs } from '../util/make-dirs';
+import { type CappedBody, readBodyCapped } from '../util/read-body';
 import { approve, type OpContext, throwIfCancelled } from './context';
 import type { ChangeCommitter } from './file-changes';
 import type { FileHistory } from './file-history';
@@ -270,39 +271,16 @@ async function request(
   }
 }
 
-async function readCapped(
-  response: Response,
-  maxBytes: number,
-  seconds: number,
-): Promise<{ body: Buffer; truncated: boolean }> {
-  if (!response.body) return { body: Buffer.alloc(0), truncated: false };
-  const reader = response.body.getReader();
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  let truncated = false;
+async function readCapped(response: Response, maxBytes: number, seconds: number): Promise<CappedBody> {
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(Buffer.from(value));
-      bytes += value.length;
-      if (bytes >= maxBytes) {
-        truncated = true;
-        await reader.cancel();
-        break;
-      }
-    }
+    return await readBodyCapped(response, maxBytes);
   } catch (error) {
     throw new SvcError(
       'timeout',
       `reading the response failed or took more than ${seconds} s: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
-  const body = Buffer.concat(chunks);
-  return { body: truncated ? body.subarray(0, maxBytes) : body, truncated };
 }
 
 function isTextual(contentType: string): boolean {
