@@ -5,21 +5,12 @@
  * they cannot act on a terminal or reorder what is shown, and the length is capped with an ellipsis.
  * @module
  */
-import { safeTerminalText } from '../util/terminal-text';
+import { capText, safeTerminalText } from '../util/terminal-text';
 
 /** The longest name or title shown, in characters. */
 export const MAX_LABEL_CHARS = 128;
 /** The longest description passed on, in characters. */
 export const MAX_DESCRIPTION_CHARS = 4096;
-
-/** At most `max` characters, the last an ellipsis when cut (never half a surrogate pair). */
-export function capText(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let end = max - 1;
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${text.slice(0, end)}…`;
-}
 
 /** A one-line label (a tool name or title): line breaks and tabs become spaces. */
 export function peerLabel(text: string, max = MAX_LABEL_CHARS): string {

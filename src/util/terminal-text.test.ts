@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { safeTerminalText, visibleControls } from './terminal-text';
+import { capText, printable, safeTerminalText, visibleControls } from './terminal-text';
 
 const ESC = '\u001b';
 
@@ -36,5 +36,19 @@ describe('visibleControls', () => {
     expect(visibleControls('ls \u202e;touch X #\u202c\n\tnext')).toBe(
       'ls <U+202E>;touch X #<U+202C>\n\tnext',
     );
+  });
+});
+
+describe('capText and printable', () => {
+  it('cuts to at most max characters, the ellipsis included, never half a surrogate pair', () => {
+    expect(capText('abcdef', 6)).toBe('abcdef');
+    expect(capText('abcdefg', 6)).toBe('abcde…');
+    expect(capText('abcd😀xyz', 6)).toBe('abcd…');
+    expect(capText('abcd😀xyz', 7)).toBe('abcd😀…');
+  });
+
+  it('printable cuts first, then shows line breaks, tabs and controls', () => {
+    expect(printable('a\nb\tc\x1bd', 20)).toBe('a^Jb^Ic^[d');
+    expect(printable('a\nbcdefgh', 4)).toBe('a^Jb…');
   });
 });

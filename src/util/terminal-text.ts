@@ -55,10 +55,18 @@ export function visibleControls(text: string): string {
 /** Control characters (newline and tab included) and bidi controls: what a one-line name must not hold. */
 export const UNPRINTABLE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
-/** One line of outside text, every control character shown (see the module), at most `max` characters (then `…`). */
+/** At most `max` characters, the last an ellipsis when cut (never half a surrogate pair). */
+export function capText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}
+
+/** One line of outside text, every control character shown (see the module), cut to `max` characters with `capText` first. */
 export function printable(text: string, max = Number.POSITIVE_INFINITY): string {
-  const cut = text.length > max ? `${text.slice(0, max)}…` : text;
-  return visibleControls(cut.replace(/\n/g, '^J').replace(/\t/g, '^I'));
+  return visibleControls(capText(text, max).replace(/\n/g, '^J').replace(/\t/g, '^I'));
 }
 
 /** Whether `text` has anything either function changes (most text has none: no copy made). */
