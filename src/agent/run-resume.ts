@@ -274,7 +274,7 @@ async function storeResults(
 async function workspaceNow(root: string): Promise<string> {
   try {
     // The repository's own config runs no command, and git gets no secret (git-guard.ts).
-    const env = guardEnv(process.env);
+    const env = guardEnv(process.env, root);
     const { stdout } = await run('git', await guardedArgs(root, ['status', '--short'], env), {
       cwd: root,
       env,

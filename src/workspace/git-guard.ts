@@ -17,9 +17,20 @@
  * path, line continuations, a `.git` file's exact path), and a cache missed a config rewritten
  * with its old size and time. Git's environment is scrubbed as the agent's commands' is
  * (`guardEnv`).
+ *
+ * Two more ways out needed more than `-c` (stop 81, found by probing): a promisor remote's
+ * `uploadpack` ran as svc's user when git fetched a missing object lazily (any `status` or
+ * checkpoint then started a transport), and `core.worktree` pointed svc's checkpoints at a
+ * directory outside the workspace (a checkpoint read `~/.ssh` into the repository, a restore wrote
+ * files anywhere). So svc's git starts no transport at all (`GIT_ALLOW_PROTOCOL` empty, which wins
+ * over every `protocol.*.allow` a config sets, and `GIT_NO_LAZY_FETCH`), and the repository is
+ * pinned (`GIT_DIR`, `GIT_WORK_TREE`, which win over `core.worktree` and `core.bare`) to the
+ * directory holding `.git` above the call's directory, the one git itself would find.
  * @module
  */
 import { execFile } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { scrubEnv } from '../sandbox/env';
 
 /** Settings that run a command, or enter a submodule, whatever the repository: switched off. */
@@ -36,8 +47,11 @@ const FIXED: readonly string[] = [
   'log.showSignature=false',
   'commit.gpgSign=false',
   'tag.gpgSign=false',
+  'protocol.allow=never',
   'protocol.ext.allow=never',
   'credential.helper=',
+  'gc.auto=0',
+  'maintenance.auto=false',
 ];
 
 /** `-c` arguments for the fixed settings. */
@@ -88,11 +102,45 @@ export async function guardedArgs(
   return out;
 }
 
-/** The environment of svc's own git call: svc's, without anything that looks like a secret. */
-export function guardEnv(baseEnv: Readonly<Record<string, string | undefined>>): Record<string, string> {
+/**
+ * The environment of svc's own git call in `cwd`: svc's, without anything that looks like a
+ * secret, no transport, and the repository pinned to the one around `cwd` (see the module).
+ */
+export function guardEnv(
+  baseEnv: Readonly<Record<string, string | undefined>>,
+  cwd?: string,
+): Record<string, string> {
   // Git's own variables (author, committer, SSH command: the user's, never the repository's) on top
   // of the documented allowlist.
-  return scrubEnv(baseEnv, { include: ['GIT_*', 'EMAIL'], set: {} }).env;
+  const env = scrubEnv(baseEnv, { include: ['GIT_*', 'EMAIL'], set: {} }).env;
+  env.GIT_ALLOW_PROTOCOL = '';
+  env.GIT_NO_LAZY_FETCH = '1';
+  env.GIT_NO_REPLACE_OBJECTS = '1';
+  if (cwd && env.GIT_DIR === undefined && env.GIT_WORK_TREE === undefined) Object.assign(env, repoPin(cwd));
+  return env;
+}
+
+/**
+ * `GIT_DIR` and `GIT_WORK_TREE` for the repository around `cwd`: the nearest directory holding
+ * `.git` (a directory, or a file naming one: a linked worktree, a submodule), as git's own search
+ * finds it. Nothing when there is none, or when that `.git` is not the current user's (git's
+ * own search then refuses it as of dubious ownership, which an explicit GIT_DIR would skip).
+ */
+export function repoPin(cwd: string): Record<string, string> {
+  const uid = process.getuid?.();
+  let dir = cwd;
+  for (let depth = 0; depth < 256; depth++) {
+    const dotGit = join(dir, '.git');
+    const stat = statSync(dotGit, { throwIfNoEntry: false });
+    if (stat && (stat.isDirectory() || stat.isFile())) {
+      if (uid !== undefined && stat.uid !== uid) return {};
+      return { GIT_DIR: dotGit, GIT_WORK_TREE: dir };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return {};
+    dir = parent;
+  }
+  return {};
 }
 
 const DRIVER_KEYS = '^(filter|diff|merge)\\.';

@@ -40,7 +40,7 @@ export function createGitRunner(
     cwd,
     async run(args, options = {}) {
       const env: Record<string, string> = {
-        ...guardEnv(baseEnv),
+        ...guardEnv(baseEnv, cwd),
         GIT_TERMINAL_PROMPT: '0',
         GIT_OPTIONAL_LOCKS: '0',
         LC_ALL: 'C',
