@@ -1,14 +1,40 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { ensureDataDir } from './data-dir';
 import { openDb } from './db';
+import { migrations } from './migrations/index';
+import { templatePath } from './template';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' });
 
 describe('data directory', () => {
+  it('is its user only when svc makes it: the directory 0700, svc.db and its WAL 0600, with or without a template', () => {
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    const old = process.umask(0o022);
+    try {
+      for (const templated of [false, true]) {
+        const ws = tmpWorkspace();
+        const dataDir = join(ws, '.svc');
+        const templateDir = join(ws, 'templates');
+        if (templated) openDb({ dataDir: join(ws, 'first'), templateDir }).close();
+        if (templated) expect(existsSync(templatePath(templateDir, migrations))).toBe(true);
+        const db = openDb({ dataDir, templateDir: templated ? templateDir : undefined });
+        db.prepare(
+          "INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('ses_1', 't', 1, 1)",
+        ).run();
+        expect(mode(dataDir)).toBe(0o700);
+        expect(mode(join(dataDir, 'svc.db'))).toBe(0o600);
+        expect(mode(join(dataDir, 'svc.db-wal'))).toBe(0o600);
+        db.close();
+      }
+    } finally {
+      process.umask(old);
+    }
+  });
+
   it('keeps svc data out of git status but not the workspace config', () => {
     const ws = tmpWorkspace();
     git(ws, 'init', '-q');

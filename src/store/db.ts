@@ -14,7 +14,7 @@ import { scopedStorage } from './async-scope';
 import { beforeCommitRun, yieldedOnce } from './batch-yield';
 import { immediateTransactions, retryBusy } from './busy';
 import { startCheckpointer, stopCheckpointer } from './checkpointer';
-import { ensureDataDir } from './data-dir';
+import { ensureDataDir, newPrivateFile } from './data-dir';
 import { dbError, refuseReadOnlyFile } from './db-errors';
 import { cacheStatements, closingCatchUp } from './db-handle';
 import { checkpointWhenIdle } from './idle-checkpoint';
@@ -22,7 +22,7 @@ import { migrate } from './migrate';
 import { migrations as allMigrations, type Migration } from './migrations/index';
 import { loadSqlite } from './sqlite-driver';
 import { type StoreWarn, setStoreWarn, storeWarning } from './store-warnings';
-import { copyTemplate, templatePath, writeTemplate } from './template';
+import { templatePath, writeTemplate } from './template';
 import { clearTransactionMemos, endsClearMemos } from './transaction-memo';
 import { runTransactionStatement as tx } from './transaction-statements';
 import { checkedBodies, missedToken, refuseMissedToken, txCheckOn } from './tx-check';
@@ -450,7 +450,7 @@ export function openDb(options: OpenDbOptions): Db {
     options.templateDir && !options.readonly && !options.migrations
       ? templatePath(options.templateDir, migrations)
       : undefined;
-  const fresh = template !== undefined && !existsSync(file) && !copyTemplate(template, file);
+  const made = options.readonly ? 'existed' : newPrivateFile(file, template);
   let db: Db;
   try {
     if (options.readonly && !existsSync(file)) throw new SvcError('not_found', `no database at ${file}`);
@@ -479,7 +479,7 @@ export function openDb(options: OpenDbOptions): Db {
     // fit, and a long-running service's RSS stops growing with its database (docs/performance-log.md).
     db.pragma('cache_size = -4000');
     if (!options.readonly) migrate(db, migrations);
-    if (fresh && template) writeTemplate(db, template);
+    if (template && made === 'empty') writeTemplate(db, template);
   } catch (error) {
     db.close();
     throw dbError(error, file);
