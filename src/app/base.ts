@@ -73,6 +73,7 @@ export async function createBase(options: AppOptions): Promise<AppBase> {
     env,
     configFile: options.configFile,
     overrides: options.overrides,
+    trust: options.workspaceTrust,
   };
   let loaded = loadConfig(configSources);
   checkAllowlists(loaded.config);

@@ -3,6 +3,7 @@
  * phases (src/app/*.ts) can name them without importing app.ts.
  * @module
  */
+import type { WorkspaceTrustInput } from '../config/trust';
 import type { RunEngine } from '../engine/run-engine';
 import type { Logger } from '../log';
 import type { McpAuthStore } from '../mcp-client/auth-store';
@@ -16,6 +17,8 @@ export interface AppOptions {
   env?: Record<string, string | undefined>;
   configFile?: string;
   overrides?: string[];
+  /** What the surface says about the workspace's trust (config/trust.ts); unset: headless. */
+  workspaceTrust?: WorkspaceTrustInput;
   clock?: Clock;
   ids?: Ids;
   fetch?: typeof fetch;

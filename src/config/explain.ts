@@ -15,6 +15,8 @@ export interface ExplainedField {
   value: unknown;
   source: string;
   source_kind: ConfigSource['kind'];
+  /** A workspace key the trust gate dropped (config/trust.ts): not in the effective config. */
+  dropped?: true;
 }
 
 export function explainConfig(loaded: LoadedConfig, redactor: Redactor, key?: string): ExplainedField[] {
@@ -32,6 +34,14 @@ export function explainConfig(loaded: LoadedConfig, redactor: Redactor, key?: st
       source_kind: source?.kind ?? 'default',
     });
   });
+  for (const k of loaded.trust?.dropped ?? [])
+    fields.push({
+      key: k.key,
+      value: redactor.string(k.detail),
+      source: `${k.file ?? 'workspace'} (dropped: workspace not trusted; svc trust ${loaded.trust?.workspace})`,
+      source_kind: 'workspace',
+      dropped: true,
+    });
   if (!key) return fields;
   const matches = fields.filter((f) => f.key === key || f.key.startsWith(`${key}.`));
   if (matches.length === 0) {

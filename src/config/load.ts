@@ -23,6 +23,13 @@ import {
 import { type Config, configSchema } from './schema';
 import { parseBySection } from './section-parse';
 import { locateKey, splitKey } from './toml-locate';
+import {
+  gateWorkspaceLayers,
+  type PendingLayer,
+  type WorkspaceTrustInput,
+  type WorkspaceTrustReport,
+} from './trust';
+import { riskyWorkspaceKeys } from './trust-keys';
 
 export type SourceKind = 'default' | 'plugin' | 'global' | 'workspace' | 'env' | 'flag' | 'override';
 
@@ -58,6 +65,8 @@ export interface LoadedConfig {
   raw: Record<string, unknown>;
   /** Env values that were interpolated into config: secrets to scrub from output. */
   interpolated: string[];
+  /** The workspace trust gate's verdict (config/trust.ts): risky keys found, those dropped. */
+  trust?: WorkspaceTrustReport;
 }
 
 export interface ConfigSourcesInput {
@@ -78,6 +87,8 @@ export interface ConfigSourcesInput {
    * the workspace file as it would be before writing it.
    */
   contents?: Record<string, string>;
+  /** What the surface says about workspace trust (config/trust.ts); unset: a headless surface. */
+  trust?: WorkspaceTrustInput;
 }
 
 /** A config tree contributed by something other than a file the user wrote (a plugin). */
@@ -144,14 +155,17 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
   const interpolated: string[] = [];
   const texts = new Map<string, string>();
   let merged: Record<string, unknown> = {};
+  // Merged at the end: the trust gate reads `[security]` from every source but the workspace's.
+  const pending: PendingLayer<ConfigSource>[] = [];
 
   const fail = (issue: ConfigIssue) => {
     if (!options.tolerant) throw configError(issue);
     errors.push(issue);
   };
 
-  const layer = (tree: Record<string, unknown>, source: ConfigSource) => {
-    merged = mergeInto(merged, tree, [], provenance, source);
+  const layer = (tree: Record<string, unknown>, source: ConfigSource, raw?: Record<string, unknown>) => {
+    const workspace = source.kind === 'workspace';
+    pending.push({ tree, source, workspace, risky: workspace ? riskyWorkspaceKeys(tree, raw) : [] });
   };
 
   const readFile = (path: string, kind: SourceKind, label: string, required: boolean) => {
@@ -188,13 +202,15 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
       fail({ ...deep, file: path });
       return;
     }
+    // The workspace's keys are listed as written, before `${ENV}` (config/trust-keys.ts).
+    const raw = kind === 'workspace' ? structuredClone(tree) : undefined;
     const problems = interpolateTree(tree, input.env, [], interpolated);
     for (const p of problems) {
       const issue = { ...p, file: path, line: locateKey(text, splitPath(p.key)) };
       status.error ??= formatIssue(issue);
       fail(issue);
     }
-    layer(tree, { kind, label, path });
+    layer(tree, { kind, label, path }, raw);
   };
 
   for (const extra of input.layers?.() ?? []) {
@@ -246,10 +262,19 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
     else layer(tree, { kind: 'override', label: `-c ${parsed.path.join('.')}` });
   }
 
+  const trust = gateWorkspaceLayers(pending, {
+    workspace: input.workspace,
+    env: input.env,
+    input: input.trust,
+    configDir: globalConfigDir(input.env),
+    warnings,
+  });
+  for (const p of pending) merged = mergeInto(merged, p.tree, [], provenance, p.source);
+
   const validated = validate(merged, provenance, texts, warnings);
   for (const issue of validated.errors) fail(issue);
 
-  return { config: validated.config, provenance, files, warnings, errors, raw: merged, interpolated };
+  return { config: validated.config, provenance, files, warnings, errors, raw: merged, interpolated, trust };
 }
 
 function validate(

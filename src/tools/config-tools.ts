@@ -165,7 +165,7 @@ export const getConfig = defineTool({
   input: getConfigInput,
   mutates: false,
   run: async (ctx, input) => {
-    const fields = explainConfig(ctx.app.loaded, ctx.app.redactor, input.key);
+    const fields = explainConfig(ctx.app.loaded, ctx.app.redactor, input.key).filter((f) => !f.dropped);
     return { key: input.key ?? null, values: Object.fromEntries(fields.map((f) => [f.key, f.value])) };
   },
 });

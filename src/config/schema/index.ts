@@ -106,6 +106,18 @@ export const configSections = {
   budget: lazy(() =>
     budgetSchema().prefault({}).describe('Spend limits checked before each new run (docs/telemetry.md).'),
   ),
+  security: lazy(() =>
+    z
+      .strictObject({
+        workspace_trust: z
+          .enum(['ask', 'require', 'off'])
+          .default('ask')
+          .describe(
+            "The gate on a workspace's own svc.toml keys that run commands, loosen permissions or name remote endpoints (docs/permissions.md): ask (default: the TUI asks for an untrusted workspace, headless surfaces use the keys), require (headless surfaces too drop them until `svc trust`), off. Read from the user's config, SVC_CONFIG, --config and -c only.",
+          ),
+      })
+      .prefault({}),
+  ),
   contracts: lazy(() =>
     z
       .record(z.string(), obligationSchema())
@@ -137,6 +149,7 @@ export const configSchema = lazy(() =>
     store: configSections.store(),
     engine: configSections.engine(),
     budget: configSections.budget(),
+    security: configSections.security(),
     contracts: configSections.contracts(),
   }),
 );

@@ -21,6 +21,7 @@ export interface GlobalOptions {
   dataDir?: string;
   config?: string;
   c?: string[];
+  trustWorkspace?: boolean;
 }
 
 export interface CliContext {

@@ -41,7 +41,13 @@ export async function runCli(
           env: io.env,
           ...options.appOptions,
           ...extra,
+          workspaceTrust: {
+            ...(g.trustWorkspace ? { decision: 'trust' as const } : {}),
+            ...options.appOptions?.workspaceTrust,
+            ...extra.workspaceTrust,
+          },
         });
+        warnDroppedKeys(app, io);
         return app;
       })();
       return appPromise;
@@ -71,6 +77,10 @@ export async function runCli(
       'override one config key (repeatable), e.g. -c options.max_steps=20',
       collect,
       [],
+    )
+    .option(
+      '--trust-workspace',
+      "use this workspace's config keys that run commands, loosen permissions or name remote endpoints, for this invocation (env SVC_TRUST_WORKSPACE=1; svc trust remembers it)",
     )
     .showHelpAfterError('(run svc --help for usage)')
     .exitOverride()
@@ -206,6 +216,21 @@ function editDistance(a: string, b: string): number {
     previous = current;
   }
   return previous[b.length];
+}
+
+/**
+ * A headless surface under `security.workspace_trust = "require"` that dropped workspace keys says
+ * so on stderr (stdout may be a protocol): the config warnings are not printed otherwise.
+ */
+function warnDroppedKeys(app: App, io: CliIo) {
+  const trust = app.loaded.trust;
+  if (!trust?.dropped.length || trust.mode !== 'require') return;
+  const keys = trust.dropped.map((k) => k.key).join(', ');
+  io.stderr.write(
+    safeTerminalText(
+      `svc: warning: workspace ${trust.workspace} is not trusted (security.workspace_trust = "require"): ignored ${keys} from its config; run \`svc trust ${trust.workspace}\` (or pass --trust-workspace) to use them\n`,
+    ),
+  );
 }
 
 function collect(value: string, previous: string[]): string[] {

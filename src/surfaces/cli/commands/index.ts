@@ -12,6 +12,7 @@ import { registerMcpCommands } from './mcp';
 import { registerRun } from './run';
 import { registerServiceHttp } from './service-http';
 import { registerServiceMcp } from './service-mcp';
+import { registerTrust } from './trust';
 import { registerTui } from './tui';
 import { registerUpdateProvidersCommand } from './update-providers';
 import { registerWeb } from './web';
@@ -28,4 +29,5 @@ export const registrars: CliRegistrar[] = [
   registerAcp,
   registerWeb,
   registerDoctor,
+  registerTrust,
 ];

@@ -1,0 +1,171 @@
+/**
+ * The keys of a workspace's own config (`svc.toml`, `.svc/svc.toml`) that a cloned repository
+ * must not get to set without the user's trust (./trust.ts): commands svc would run, permission
+ * and sandbox loosening, and endpoints off this machine that would receive svc's credentials,
+ * prompts or data. Loopback endpoints stay allowed (local model servers, test fakes).
+ * @module
+ */
+import { maskSecretArgs, maskUrlSecrets } from '../redact';
+import { isTable } from './config-tree';
+
+export type RiskyKind = 'command' | 'permission' | 'endpoint';
+
+export interface RiskyKey {
+  /** The dotted key as written, e.g. `mcp.build.command`. */
+  key: string;
+  kind: RiskyKind;
+  /** What it names: the command line, the URL or the value (as written, before `${ENV}`). */
+  detail: string;
+  /** The path removed when the key is dropped: a whole block when the workspace defines it. */
+  drop: string[];
+  /** The file that sets it. */
+  file?: string;
+}
+
+type Tree = Record<string, unknown>;
+
+const table = (v: unknown): Tree => (isTable(v) ? v : {});
+const blocks = (v: unknown): [string, Tree][] =>
+  Object.entries(table(v)).filter((e): e is [string, Tree] => isTable(e[1]));
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
+const nonEmpty = (v: unknown): boolean => Array.isArray(v) && v.length > 0;
+
+/** A loopback URL: localhost, *.localhost, 127.0.0.0/8, ::1. Anything unparseable is not. */
+export function isLoopbackUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, '');
+    return (
+      host === 'localhost' ||
+      host.endsWith('.localhost') ||
+      host === '::1' ||
+      /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
+      /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** A command line as one string: argv words, quoted when they hold spaces. */
+function commandLine(command: unknown, args: unknown): string {
+  const words = maskSecretArgs([
+    ...(typeof command === 'string' ? [command] : strings(command)),
+    ...strings(args),
+  ]);
+  return words.map((w) => (/[\s"']/.test(w) || w === '' ? JSON.stringify(w) : w)).join(' ');
+}
+
+/** Values shown as given; env tables by their names only (the values may be secrets). */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (isTable(value)) return `${Object.keys(value).join(', ')} (names only)`;
+  return JSON.stringify(value);
+}
+
+/**
+ * The risky keys of one workspace file's tree. `raw`, the same tree before `${ENV}` was
+ * interpolated, gives the text shown (a secret an env reference pulled in is never listed); `tree`
+ * (interpolated) decides whether a URL is loopback.
+ */
+export function riskyWorkspaceKeys(tree: Tree, raw: Tree = tree): RiskyKey[] {
+  const found: RiskyKey[] = [];
+  const add = (path: string[], kind: RiskyKind, detail?: string, drop = path) => {
+    let value: unknown = raw;
+    for (const part of path) value = table(value)[part];
+    // A password or token in a URL (a store URL, an args flag) is never listed.
+    found.push({ key: path.join('.'), kind, detail: maskUrlSecrets(detail ?? shown(value)), drop });
+  };
+  commandKeys(tree, raw, add);
+  permissionKeys(tree, add);
+  endpointKeys(tree, add);
+  return found;
+}
+
+type Add = (path: string[], kind: RiskyKind, detail?: string, drop?: string[]) => void;
+
+function commandKeys(tree: Tree, raw: Tree, add: Add) {
+  // A server the workspace defines (its command) is dropped whole; one it only adjusts (args, env,
+  // cwd of a server the user's config defines) loses those keys.
+  for (const section of ['mcp', 'lsp'] as const) {
+    for (const [id, server] of blocks(tree[section])) {
+      const rawServer = table(table(raw[section])[id]);
+      if (typeof server.command === 'string')
+        add([section, id, 'command'], 'command', commandLine(rawServer.command, rawServer.args), [
+          section,
+          id,
+        ]);
+      else
+        for (const k of ['args', 'env', 'cwd']) if (server[k] !== undefined) add([section, id, k], 'command');
+    }
+  }
+  for (const [id, provider] of blocks(tree.providers)) {
+    const rawProvider = table(table(raw.providers)[id]);
+    if (provider.command !== undefined)
+      add(['providers', id, 'command'], 'command', commandLine(rawProvider.command, rawProvider.args));
+    if (provider.args !== undefined) add(['providers', id, 'args'], 'command');
+  }
+  for (const [id, obligation] of blocks(tree.contracts))
+    if (typeof obligation.command === 'string')
+      add(['contracts', id, 'command'], 'command', undefined, ['contracts', id]);
+  const deploy = table(tree.deploy);
+  if (deploy.command !== undefined) add(['deploy', 'command'], 'command', commandLine(deploy.command, []));
+  for (const [id, target] of blocks(deploy.targets)) {
+    if (target.command !== undefined || target.svc_command !== undefined)
+      add(
+        ['deploy', 'targets', id, 'command'],
+        'command',
+        commandLine(target.command, target.svc_command ?? ['svc']),
+        ['deploy', 'targets', id],
+      );
+  }
+  const options = table(tree.options);
+  if (table(options.sandbox).bwrap_path !== undefined) add(['options', 'sandbox', 'bwrap_path'], 'command');
+  if (options.operating_packs === true)
+    add(['options', 'operating_packs'], 'command', 'true (runs the hooks of packs in the workspace)');
+  for (const [id, preset] of blocks(options.operating_mode_presets))
+    if (table(preset.overrides).hooks !== undefined)
+      add(['options', 'operating_mode_presets', id, 'overrides', 'hooks'], 'command');
+}
+
+function permissionKeys(tree: Tree, add: Add) {
+  const permissions = table(tree.permissions);
+  for (const k of ['allowed_tools', 'bash_allow'])
+    if (nonEmpty(permissions[k])) add(['permissions', k], 'permission');
+  if (permissions.allow_outside_workspace === true)
+    add(['permissions', 'allow_outside_workspace'], 'permission');
+  for (const [id, server] of blocks(tree.mcp))
+    if (server.trust_annotations === true) add(['mcp', id, 'trust_annotations'], 'permission');
+  const options = table(tree.options);
+  const sandbox = table(options.sandbox);
+  if (sandbox.mode === 'off') add(['options', 'sandbox', 'mode'], 'permission');
+  if (sandbox.network === 'host') add(['options', 'sandbox', 'network'], 'permission');
+  for (const k of ['allow_write', 'writable_paths', 'allow_read'])
+    if (nonEmpty(sandbox[k])) add(['options', 'sandbox', k], 'permission');
+  const policy = table(options.openai_compat).tool_policy;
+  if (policy === 'all' || policy === 'allowed_tools')
+    add(['options', 'openai_compat', 'tool_policy'], 'permission');
+  const services = table(tree.services);
+  for (const k of ['http', 'mcp'])
+    if (table(services[k]).allow_no_auth === true) add(['services', k, 'allow_no_auth'], 'permission');
+}
+
+function endpointKeys(tree: Tree, add: Add) {
+  const remote = (v: unknown) => typeof v === 'string' && !isLoopbackUrl(v);
+  for (const [id, provider] of blocks(tree.providers))
+    if (remote(provider.base_url)) add(['providers', id, 'base_url'], 'endpoint');
+  for (const [id, server] of blocks(tree.mcp)) if (remote(server.url)) add(['mcp', id, 'url'], 'endpoint');
+  for (const [id, agent] of blocks(table(tree.a2a).remotes))
+    if (remote(agent.url)) add(['a2a', 'remotes', id, 'url'], 'endpoint');
+  const options = table(tree.options);
+  if (remote(options.catalog_url)) add(['options', 'catalog_url'], 'endpoint');
+  const probe = strings(table(options.local_probe).urls);
+  if (probe.some((entry) => remote(entry.slice(entry.indexOf('=') + 1))))
+    add(['options', 'local_probe', 'urls'], 'endpoint');
+  if (remote(table(tree.telemetry).otlp_endpoint)) add(['telemetry', 'otlp_endpoint'], 'endpoint');
+  const store = table(tree.store).url;
+  if (typeof store === 'string' && URL.canParse(store) && new URL(store).hostname && remote(store))
+    add(['store', 'url'], 'endpoint');
+  for (const [platform, endpoints] of blocks(tree.auth))
+    for (const [k, v] of Object.entries(endpoints))
+      if (typeof v === 'string' && /^https?:/i.test(v) && remote(v)) add(['auth', platform, k], 'endpoint');
+}
