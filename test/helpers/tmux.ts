@@ -9,6 +9,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
+import { trustWorkspace } from '../../src/config/trust';
 import { BIN } from './run-bin';
 
 export const hasTmux = spawnSync('tmux', ['-V']).status === 0;
@@ -35,10 +36,16 @@ export function svcInTmux(options: {
   rows: number;
   args?: string[];
   env?: Record<string, string>;
+  /**
+   * Trust `cwd` as `svc trust` does (config/trust.ts), for a test whose workspace config sets
+   * keys that need trust but is not about the trust dialog.
+   */
+  trustWorkspace?: boolean;
 }): TmuxPane & { home: string } {
   if (!hasTmux) throw new Error('tmux is required (apt-get install tmux)');
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'svc-home-')));
   onTestFinished(() => rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
+  if (options.trustWorkspace) trustWorkspace(join(home, '.config', 'svc'), options.cwd);
   const socket = `svc-t-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const run = (...args: string[]) =>
     execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

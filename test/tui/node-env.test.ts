@@ -31,7 +31,14 @@ describe('NODE_ENV of the commands the TUI runs', () => {
         options: { shell_env: { include: ['NODE_ENV'] } },
       }),
     );
-    const t = svcInTmux({ cwd: ws, columns: 100, rows: 30, env: user ? { NODE_ENV: user } : {} });
+    // permissions.allowed_tools needs trust: the workspace is trusted as `svc trust` would.
+    const t = svcInTmux({
+      cwd: ws,
+      columns: 100,
+      rows: 30,
+      env: user ? { NODE_ENV: user } : {},
+      trustWorkspace: true,
+    });
     await t.until((s) => s.includes('ask anything'), 'the prompt');
     t.type('write env.txt', 'Enter');
     await t.until((s) => s.includes('Wrote env.txt.'), 'the answer');

@@ -3,7 +3,7 @@
  * Ink and react load only here, through `await import()`, so no other command pays for them.
  * @module
  */
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { dropUserTimingEntries, trimWhenIdle, tuneHeapForLongRunning } from '../../../util/heap';
 import { holdMmapThreshold } from '../../../util/malloc';
 import { withProductionReact } from '../../tui/production-react';
@@ -38,11 +38,17 @@ export const registerTui: CliRegistrar = (program, ctx) => {
 async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
   // React's production build: the TUI's modules load with NODE_ENV=production, restored right
   // after, before the app exists (nothing of svc runs a command meanwhile).
-  const [{ runTui }, { createLocalClient }] = await withProductionReact(() =>
-    Promise.all([import('../../tui/run'), import('../../tui/local-client')]),
+  const [{ runTui }, { createLocalClient }, { askWorkspaceTrust }] = await withProductionReact(() =>
+    Promise.all([
+      import('../../tui/run'),
+      import('../../tui/local-client'),
+      import('../../tui/trust-prompt'),
+    ]),
   );
-  const app = await ctx.app();
   const io = ctx.io;
+  const decision = await workspaceTrustDecision(ctx, askWorkspaceTrust);
+  if (decision === 'quit') return;
+  const app = await ctx.app({ workspaceTrust: { interactive: true, ...(decision ? { decision } : {}) } });
   tuneHeapForLongRunning(io.env, TUI_HEAP_GROWING_PERCENT);
   dropUserTimingEntries();
   const trim = trimWhenIdle();
@@ -69,6 +75,45 @@ async function openTui(ctx: CliContext, options: TuiOptions): Promise<void> {
     },
     onRunEnd: trim.now,
   });
+}
+
+/**
+ * Before the app exists: when the workspace's own config sets keys that need trust and the
+ * workspace is not trusted (config/trust.ts), the dialog asks. Trust is remembered; "continue
+ * without" drops those keys for this process; quit ends here. Undefined: nothing to ask.
+ */
+async function workspaceTrustDecision(
+  ctx: CliContext,
+  ask: typeof import('../../tui/trust-prompt').askWorkspaceTrust,
+): Promise<'trust' | 'without' | 'quit' | undefined> {
+  const { io } = ctx;
+  const stdin = (io.stdin ?? process.stdin) as NodeJS.ReadStream;
+  // Without a terminal the TUI refuses to start (tui/run.tsx says why): nothing to ask.
+  if (!stdin.isTTY || !io.stdout.isTTY) return undefined;
+  const { loadConfig, globalConfigDir } = await import('../../../config/load');
+  const g = ctx.globals();
+  const check = loadConfig(
+    {
+      workspace: resolve(io.cwd, g.cwd ?? '.'),
+      env: io.env,
+      configFile: g.config,
+      overrides: g.c ?? [],
+      trust: { interactive: true, ...(g.trustWorkspace ? { decision: 'trust' } : {}) },
+    },
+    { tolerant: true },
+  );
+  if (!check.trust?.ask) return undefined;
+  const answer = await ask({
+    report: check.trust,
+    stdin,
+    stdout: io.stdout as NodeJS.WriteStream,
+    stderr: io.stderr as NodeJS.WriteStream,
+  });
+  if (answer === 'trust') {
+    const { trustWorkspace } = await import('../../../config/trust');
+    trustWorkspace(globalConfigDir(io.env), check.trust.workspace);
+  }
+  return answer;
 }
 
 /** How to run this same svc binary again (Manage Providers runs `svc auth …`). */
