@@ -152,6 +152,22 @@ describe('a very long line in the transcript', () => {
     expect(frame.length).toBeLessThan(20_000);
     view.unmount();
   });
+
+  it('takes at most about 40 rows of the terminal it is drawn on', async () => {
+    const text = `start ${'x'.repeat(10_000)} end`;
+    const view = render(
+      <ItemView
+        item={{ kind: 'assistant', key: 'a', message_id: 'm', text, reasoning: '', done: true }}
+        showReasoning={false}
+        width={80}
+      />,
+    );
+    await tick();
+    const frame = view.lastFrame() ?? '';
+    expect(frame.replace(/\s*\n/g, ' ')).toMatch(new RegExp(`… ${text.length - 3200} +more +characters`));
+    expect(frame.split('\n').length).toBeLessThanOrEqual(45);
+    view.unmount();
+  });
 });
 
 describe('permission dialog: what is approved is shown whole', () => {

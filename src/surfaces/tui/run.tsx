@@ -1,7 +1,8 @@
 /**
  * Starting and stopping the terminal UI: Ink on the real terminal, colors off under NO_COLOR,
- * the kitty keyboard protocol when the terminal has it (so ctrl+enter is its own key), logs to
- * the log file only, and the terminal restored on exit, on a signal and on a crash.
+ * the kitty keyboard protocol when the terminal has it (so ctrl+enter is its own key), bracketed
+ * paste (a paste arrives whole), logs to the log file only, and the terminal restored on exit, on
+ * a signal and on a crash.
  * This module is loaded with `await import()` by the CLI: ink and react never load for other
  * commands.
  * @module
@@ -19,6 +20,9 @@ import { loadHighlighter } from './render/highlight';
 import { createChatController } from './state/chat-controller';
 import { whenRunEnds } from './state/run-end';
 import { type Dialog, type PromptHistoryStore, TuiApp } from './ui/app';
+
+const PASTE_ON = '\x1b[?2004h';
+const PASTE_OFF = '\x1b[?2004l';
 
 export interface RunTuiOptions {
   client: TuiClient;
@@ -72,7 +76,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
       unmount?.();
     } finally {
       // Ink restores raw mode and the cursor on unmount; make sure of the cursor and keyboard mode.
-      stdout.write('\x1b[?25h\x1b[<u');
+      stdout.write(`\x1b[?25h\x1b[<u${PASTE_OFF}`);
       stderr.write(
         `svc: the terminal UI stopped: ${error instanceof Error ? error.message : String(error)} (details in the log)\n`,
       );
@@ -117,9 +121,11 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
         },
       );
       unmount = () => instance.unmount();
+      // Bracketed paste: a paste comes marked, and whole, to the prompt (ui/key-input.tsx).
+      stdout.write(PASTE_ON);
       if (first && options.onStarted) void highlighter.then(options.onStarted);
       first = false;
-      await instance.waitUntilExit();
+      await instance.waitUntilExit().finally(() => stdout.write(PASTE_OFF));
       if (!external) break;
       await runInTerminal(external, options.selfCommand!, stdin, log);
       resume = { kind: 'providers' };
@@ -152,6 +158,9 @@ async function runInTerminal(command: string, self: string[], stdin: NodeJS.Read
   });
 }
 
+/** The longest prompt the history file keeps (characters). */
+const HISTORY_ENTRY_MAX = 100_000;
+
 function fileHistory(file: string): PromptHistoryStore {
   return {
     load() {
@@ -173,6 +182,8 @@ function fileHistory(file: string): PromptHistoryStore {
       }
     },
     append(entry) {
+      // A prompt with a big paste in it is recalled in this run only: the file stays quick to load.
+      if (entry.length > HISTORY_ENTRY_MAX) return;
       try {
         makeDirs(dirname(file));
         appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });

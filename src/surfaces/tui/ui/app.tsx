@@ -13,7 +13,7 @@ import { settledCount } from '../state/transcript';
 import { type Dialog, useDialog, useOnboarding } from './dialog-state';
 import { DialogView } from './dialog-view';
 import { PermissionDialog } from './dialogs/permission-dialog';
-import { InputBox } from './input-box';
+import { InputBox, promptLines } from './input-box';
 import { KeyInputRoot } from './key-input';
 import { StatusLine } from './status-line';
 import { ItemView } from './transcript-view';
@@ -89,7 +89,7 @@ function ChatScreen(props: TuiAppProps) {
   const settled = settledCount(state.items);
   const staticItems = useMemo(() => state.items.slice(0, settled), [state.items, settled]);
   const live = state.items.slice(settled);
-  const inputRows = Math.min(6, Math.max(1, editor.value.split('\n').length));
+  const inputRows = promptLines(editor.value, 6);
   const suggestions =
     editor.value.startsWith('/') && !editor.value.includes(' ')
       ? matchCommands(editor.value).slice(0, 4)
@@ -103,7 +103,15 @@ function ChatScreen(props: TuiAppProps) {
   return (
     <Box flexDirection="column" width={size.columns}>
       <Static key={epoch} items={staticItems}>
-        {(item) => <ItemView key={item.key} item={item} showReasoning={showReasoning} diffLines={40} />}
+        {(item) => (
+          <ItemView
+            key={item.key}
+            item={item}
+            showReasoning={showReasoning}
+            diffLines={40}
+            width={size.columns}
+          />
+        )}
       </Static>
       {permission ? (
         <PermissionDialog
@@ -135,6 +143,7 @@ function ChatScreen(props: TuiAppProps) {
               showReasoning={showReasoning}
               maxLines={Math.max(2, Math.floor(liveBudget / Math.max(1, live.length)))}
               diffLines={Math.max(2, Math.floor(liveBudget / 2))}
+              width={size.columns}
             />
           ))}
           <InputBox editor={editor} maxRows={inputRows} busy={state.state !== 'idle'} hint={hint} />

@@ -4,11 +4,16 @@
  * @module
  */
 import type { Key } from 'ink';
+import { insertPaste, type PasteState } from './paste';
 
-export interface EditorState {
+/** The prompt's text and cursor; a big paste is kept beside it, shown as a placeholder (./paste.ts). */
+export interface EditorState extends PasteState {
   value: string;
   cursor: number;
 }
+
+/** A key as the TUI's root hands it on: `paste` marks a whole bracketed paste (key-input.tsx). */
+export type EditorKey = Key & { paste?: boolean };
 
 export type EditorAction = 'submit' | 'queue' | 'history-prev' | 'history-next' | 'complete';
 
@@ -17,11 +22,31 @@ export interface EditResult {
   action?: EditorAction;
   /** The key was not an editing key (the app may handle it). */
   unhandled?: boolean;
+  /** A paste of this many characters was refused: the prompt would be too long (paste.ts). */
+  refused?: number;
 }
 
 export const EMPTY: EditorState = { value: '', cursor: 0 };
 
-export function editKey(state: EditorState, input: string, key: Key): EditResult {
+export function editKey(state: EditorState, input: string, key: EditorKey): EditResult {
+  if (key.paste) return insertPaste(state, input, true)!;
+  const placeholder = (key.backspace || key.delete) && state.pastes?.find((p) => endsAt(state, p.label));
+  if (placeholder) {
+    // Backspace after a paste's placeholder takes the whole paste out.
+    const start = state.cursor - placeholder.label.length;
+    const value = state.value.slice(0, start) + state.value.slice(state.cursor);
+    return { state: { value, cursor: start, pastes: state.pastes!.filter((p) => p !== placeholder) } };
+  }
+  const result = editText(state, input, key);
+  // The pastes stay with the text (each key below makes a state of its own).
+  if (state.pastes && !result.state.pastes) result.state = { ...result.state, pastes: state.pastes };
+  return result;
+}
+
+const endsAt = (state: EditorState, text: string) =>
+  state.cursor >= text.length && state.value.slice(state.cursor - text.length, state.cursor) === text;
+
+function editText(state: EditorState, input: string, key: Key): EditResult {
   const { value, cursor } = state;
   const lineStart = value.lastIndexOf('\n', cursor - 1) + 1;
   const nextBreak = value.indexOf('\n', cursor);
@@ -78,6 +103,11 @@ export function editKey(state: EditorState, input: string, key: Key): EditResult
   if (key.ctrl || key.escape || key.pageUp || key.pageDown) return { state, unhandled: true };
   if (key.meta && input.length === 1) return { state, unhandled: true };
   if (!input || input.includes('\x1b')) return { state, unhandled: true };
+  // A chunk of a paste too big to type in as it is (or the rest of one) goes beside the text.
+  if (input.length > 1) {
+    const pasted = insertPaste(state, input, false);
+    if (pasted) return pasted;
+  }
   // Keys typed faster than the terminal is read (tmux send-keys, a fast typist) arrive as one
   // chunk: a single line ending in CR is that line plus enter.
   if (input.length > 1 && /^[^\r\n]*[\r\n]$/.test(input)) {

@@ -8,7 +8,7 @@ import { memo, useMemo } from 'react';
 import { diffStats, renderDiff } from '../render/diff';
 import { renderMarkdown } from '../render/markdown';
 import type { Item, ToolItem } from '../state/transcript';
-import { foldLongLines } from './wrap-lines';
+import { foldLongLines, foldPrompt, longestLine } from './wrap-lines';
 
 export interface ItemViewProps {
   item: Item;
@@ -17,6 +17,8 @@ export interface ItemViewProps {
   maxLines?: number;
   /** Diff lines shown for a tool item. */
   diffLines?: number;
+  /** The terminal's width: a longer line than `LINE_ROWS` rows of it is cut (wrap-lines.ts). */
+  width?: number;
 }
 
 export const ItemView = memo(function ItemView({
@@ -24,7 +26,9 @@ export const ItemView = memo(function ItemView({
   showReasoning,
   maxLines,
   diffLines = 40,
+  width,
 }: ItemViewProps) {
+  const max = longestLine(width);
   switch (item.kind) {
     case 'user':
       return (
@@ -33,7 +37,7 @@ export const ItemView = memo(function ItemView({
             {'› '}
           </Text>
           <Text wrap="wrap">
-            {clip(foldLongLines(item.text), maxLines)}
+            {clip(foldPrompt(item.text, max), maxLines)}
             {item.queued ? <Text dimColor> (queued)</Text> : null}
           </Text>
         </Box>
@@ -46,6 +50,7 @@ export const ItemView = memo(function ItemView({
           done={item.done}
           showReasoning={showReasoning}
           maxLines={maxLines}
+          max={max}
         />
       );
     case 'tool':
@@ -54,7 +59,7 @@ export const ItemView = memo(function ItemView({
       const line = (
         <Text color={item.level === 'error' ? 'red' : item.level === 'warn' ? 'yellow' : 'gray'} wrap="wrap">
           {item.level === 'error' ? '✗ ' : item.level === 'warn' ? '! ' : '· '}
-          {foldLongLines(item.text)}
+          {foldLongLines(item.text, max)}
         </Text>
       );
       if (!item.failure) return line;
@@ -82,15 +87,19 @@ function AssistantView(props: {
   done: boolean;
   showReasoning: boolean;
   maxLines?: number;
+  max: number;
 }) {
-  const rendered = useMemo(() => renderMarkdown(foldLongLines(props.text)), [props.text]);
+  const rendered = useMemo(
+    () => renderMarkdown(foldLongLines(props.text, props.max)),
+    [props.text, props.max],
+  );
   const reasoningLines = props.reasoning ? props.reasoning.trimEnd().split('\n').length : 0;
   return (
     <Box flexDirection="column" marginTop={1}>
       {props.reasoning ? (
         props.showReasoning ? (
           <Text dimColor italic wrap="wrap">
-            {clip(foldLongLines(props.reasoning.trimEnd()), props.maxLines)}
+            {clip(foldLongLines(props.reasoning.trimEnd(), props.max), props.maxLines)}
           </Text>
         ) : (
           <Text dimColor>

@@ -7,6 +7,7 @@
  */
 import { type MutableRefObject, useCallback, useRef, useState } from 'react';
 import { type EditorState, EMPTY, type History, historyPush, historyStep } from './editor';
+import { expandPastes, promptState } from './paste';
 
 export interface PromptHistoryStore {
   load(): string[];
@@ -44,9 +45,9 @@ export function usePromptEditor(history: PromptHistoryStore | undefined): Prompt
   );
   const step = useCallback(
     (direction: -1 | 1) => {
-      const next = historyStep(historyRef.current!, editorRef.current.value, direction);
+      const next = historyStep(historyRef.current!, expandPastes(editorRef.current), direction);
       historyRef.current = next.history;
-      if (next.value !== undefined) setEditor({ value: next.value, cursor: next.value.length });
+      if (next.value !== undefined) setEditor(promptState(EMPTY, next.value));
     },
     [setEditor],
   );

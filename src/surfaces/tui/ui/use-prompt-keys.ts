@@ -13,6 +13,7 @@ import type { TranscriptStore } from '../state/store';
 import type { RunState } from '../state/transcript';
 import type { Dialog, DialogSetter } from './dialog-state';
 import { EMPTY, editKey } from './editor';
+import { expandPastes, refusedText } from './paste';
 import { useLatestInput } from './use-latest-input';
 import type { PromptEditor } from './use-prompt-editor';
 
@@ -85,11 +86,12 @@ export function usePromptKeys(options: PromptKeysOptions): void {
       // Printed items are not redrawn by Ink: print the transcript again with the new setting.
       if (key.ctrl && input === 'o') return options.toggleReasoning();
       const result = editKey(editor, input, key);
+      if (result.refused) controller.notice('warn', refusedText(result.refused));
       switch (result.action) {
         case 'submit':
-          return submit(result.state.value, false);
+          return submit(expandPastes(result.state), false);
         case 'queue':
-          return submit(result.state.value, true);
+          return submit(expandPastes(result.state), true);
         case 'history-prev':
         case 'history-next':
           return prompt.step(result.action === 'history-prev' ? -1 : 1);

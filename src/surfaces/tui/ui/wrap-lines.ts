@@ -72,6 +72,38 @@ export function columnLines(rows: [string, string][], width: number, indent = 2,
 /** Longest line the transcript draws whole: Ink wraps a line on every frame, and a 200,000-character one froze it. */
 export const LONGEST_LINE = 10_000;
 
+/** Rows one transcript line takes at most (about: Ink breaks at words). */
+export const LINE_ROWS = 40;
+
+/** The longest line drawn whole on a terminal `width` columns wide (`LONGEST_LINE` when unknown). */
+export function longestLine(width?: number): number {
+  return width ? Math.min(LONGEST_LINE, LINE_ROWS * Math.max(20, width)) : LONGEST_LINE;
+}
+
+/** A prompt longer than this shows its first `PROMPT_LINES` lines in the transcript, then how much more. */
+export const LONGEST_PROMPT = 10_000;
+export const PROMPT_LINES = 20;
+
+/**
+ * A prompt as the transcript shows it: a long one (a big paste) by its first lines, then
+ * `… N more lines (M characters)`; printing a 2 MB prompt whole took Ink most of a minute.
+ */
+export function foldPrompt(text: string, max = LONGEST_LINE): string {
+  if (text.length <= LONGEST_PROMPT) return foldLongLines(text, max);
+  let end = -1;
+  for (let n = 0; n < PROMPT_LINES; n++) {
+    const next = text.indexOf('\n', end + 1);
+    if (next === -1 || next > LONGEST_PROMPT) break;
+    end = next;
+  }
+  const head = end === -1 ? text.slice(0, Math.min(max, LONGEST_PROMPT)) : text.slice(0, end);
+  const rest = text.slice(head.length);
+  let lines = 0;
+  for (let i = rest.indexOf('\n'); i !== -1; i = rest.indexOf('\n', i + 1)) lines++;
+  const more = lines ? `${lines} more line${lines === 1 ? '' : 's'}, ` : '';
+  return `${foldLongLines(head, max)}\n… (${more}${rest.length} more characters)`;
+}
+
 /** `text` with each line longer than `max` cut there and `… N more characters` after it. */
 export function foldLongLines(text: string, max = LONGEST_LINE): string {
   if (text.length <= max) return text;

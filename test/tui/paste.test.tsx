@@ -1,0 +1,79 @@
+/**
+ * A big paste in the TUI: a bracketed paste (the TUI turns the terminal's bracketed paste mode on)
+ * reaches the key handlers as one input however many reads it took, and the prompt sends it whole
+ * while it shows a placeholder (src/surfaces/tui/ui/paste.ts). A 10 MB paste took minutes when each
+ * read was an edit of the whole prompt and a render.
+ */
+import type { Key } from 'ink';
+import { Text } from 'ink';
+import { render } from 'ink-testing-library';
+import { describe, expect, it } from 'vitest';
+import { createChatController } from '../../src/surfaces/tui/state/chat-controller';
+import { TuiApp } from '../../src/surfaces/tui/ui/app';
+import type { EditorKey } from '../../src/surfaces/tui/ui/editor';
+import { KeyInputRoot, PASTE_END, PASTE_START } from '../../src/surfaces/tui/ui/key-input';
+import { useLatestInput } from '../../src/surfaces/tui/ui/use-latest-input';
+import { fakeClient, tick, waitFor } from './fake-client';
+
+const twoMegabytes = () =>
+  Array.from({ length: 40_000 }, (_, i) => `line ${i} ${'x'.repeat(40)} end`).join('\r');
+
+function chunks(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function Keys({ seen }: { seen: [string, Key][] }) {
+  useLatestInput((input, key) => {
+    seen.push([input, key]);
+  });
+  return <Text>ready</Text>;
+}
+
+describe('a bracketed paste', () => {
+  it('comes to the key handlers once, whole, with paste on its key, however many reads it took', async () => {
+    const seen: [string, Key][] = [];
+    const view = render(
+      <KeyInputRoot>
+        <Keys seen={seen} />
+      </KeyInputRoot>,
+    );
+    await waitFor(() => view.lastFrame()?.includes('ready') ?? false);
+    const text = `${twoMegabytes()}\x1b]0;title\x07`;
+    view.stdin.write(`${PASTE_START}${text.slice(0, 100)}`);
+    for (const part of chunks(text.slice(100), 64 * 1024)) view.stdin.write(part);
+    view.stdin.write(`${PASTE_END}a`);
+    await tick();
+    expect(seen).toHaveLength(2);
+    expect(seen[0][0]).toBe(text);
+    expect((seen[0][1] as EditorKey).paste).toBe(true);
+    expect(seen[1][0]).toBe('a');
+    expect((seen[1][1] as EditorKey).paste).toBeUndefined();
+    view.unmount();
+  });
+
+  it('of 2 MB into the prompt shows a placeholder and sends the text whole on enter', async () => {
+    const client = fakeClient();
+    const controller = createChatController(client, { store: { intervalMs: 0 } });
+    const view = render(<TuiApp controller={controller} armDelayMs={0} />);
+    await waitFor(() => view.lastFrame()?.includes('ask anything') ?? false);
+    const text = twoMegabytes();
+    view.stdin.write('look: ');
+    view.stdin.write(PASTE_START);
+    for (const part of chunks(text, 64 * 1024)) view.stdin.write(part);
+    view.stdin.write(PASTE_END);
+    await waitFor(() => view.lastFrame()?.includes('[Pasted text #1 +39999 lines]') ?? false);
+    view.stdin.write('\r');
+    await waitFor(() => client.callsOf('sendPrompt').length > 0);
+    // The terminal's CRs are line breaks in the prompt, as in any paste.
+    expect(client.callsOf('sendPrompt')[0][1]).toBe(`look: ${text.replace(/\r/g, '\n')}`);
+    // The transcript shows the prompt's first lines and how much more it has (wrap-lines.ts).
+    await waitFor(() => (view.lastFrame() ?? '').includes('line 19 x'));
+    const frame = view.lastFrame() ?? '';
+    expect(frame).not.toContain('line 20 x');
+    expect(frame).toMatch(/… \(39980 more lines, \d+ more characters\)/);
+    view.unmount();
+    controller.dispose();
+  });
+});
