@@ -6,8 +6,10 @@
  */
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
+import { SvcError } from '../../src/errors';
 import type { HistoryMessage, PermissionDecision } from '../../src/surfaces/tui/client';
 import { createChatController } from '../../src/surfaces/tui/state/chat-controller';
+import { safeClient } from '../../src/surfaces/tui/state/safe-text';
 import { TuiApp } from '../../src/surfaces/tui/ui/app';
 import { PermissionDialog } from '../../src/surfaces/tui/ui/dialogs/permission-dialog';
 import { ReadoutView } from '../../src/surfaces/tui/ui/dialogs/readout-view';
@@ -124,13 +126,57 @@ describe('outside text in the dialogs', () => {
     await waitFor(() => (readout.lastFrame() ?? '').includes('server said no'));
     expect(foreign(readout.lastFrame() ?? '')).toBe(false);
     readout.unmount();
-    const client = fakeClient({ sessions: [session('ses_1', { title: `evil ${CLIPBOARD_OSC}session` })] });
+    // The app hands its dialogs the client that makes answers safe (state/safe-text.ts).
+    const client = safeClient(
+      fakeClient({ sessions: [session('ses_1', { title: `evil ${CLIPBOARD_OSC}session` })] }),
+    );
     const list = render(
       <SessionList client={client} height={12} onOpen={() => {}} onNew={() => {}} onCancel={() => {}} />,
     );
     await waitFor(() => (list.lastFrame() ?? '').includes('evil session'));
     expect(foreign(list.lastFrame() ?? '')).toBe(false);
     list.unmount();
+  });
+});
+
+describe('outside text in every dialog of the app (svc attach: a server answers)', () => {
+  const BIDI = '\u202e';
+  const evil = (word: string) => `${word} ${TITLE_OSC}${CONCEAL}${BIDI}x`;
+  const clean = (word: string) => `${word} <U+202E>x`;
+
+  it('the model picker, /undo, /pack, the dashboard and an error show no escape sequence or bidi control', async () => {
+    const client = fakeClient();
+    client.models = [{ selector: 'fake/m1', provider: 'fake', name: evil('model-name'), ready: true }];
+    client.tools.checkpoint_list = () => ({
+      checkpoints: [{ id: 'cp_1', name: evil('checkpoint-name'), created_at: 1_700_000_000 }],
+    });
+    client.tools.session_list_packs = () => ({ packs: [{ name: evil('pack-name'), description: 'd' }] });
+    client.tools.get_operating_mode = () => ({ active_operating_pack: '', state: 'enabled_inactive' });
+    client.tools.get_multiplayer_coordination_dashboard = () => {
+      throw new SvcError('unavailable', evil('server-error'));
+    };
+    const controller = createChatController(client, { store: { intervalMs: 0 } });
+    await controller.open('ses_1');
+    const view = render(<TuiApp controller={controller} armDelayMs={0} />);
+    await tick();
+    for (const [command, word] of [
+      ['/model', 'model-name'],
+      ['/undo', 'checkpoint-name'],
+      ['/pack', 'pack-name'],
+      ['/multiplayer_dashboard', 'server-error'],
+    ]) {
+      view.stdin.write(command);
+      await tick();
+      view.stdin.write('\r');
+      await waitFor(() => (view.lastFrame() ?? '').includes(clean(word)));
+      const frame = view.lastFrame() ?? '';
+      expect(foreign(frame), command).toBe(false);
+      expect(frame, command).not.toContain(BIDI);
+      view.stdin.write(ESC);
+      await waitFor(() => (view.lastFrame() ?? '').includes('ask anything'));
+    }
+    view.unmount();
+    controller.dispose();
   });
 });
 

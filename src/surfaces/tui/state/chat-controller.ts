@@ -8,6 +8,7 @@ import { toSvcError } from '../../../errors';
 import { safeTerminalText } from '../../../util/terminal-text';
 import type { PermissionDecision, SessionSummary, TuiClient } from '../client';
 import { createPromptCheckpoint } from './prompt-checkpoints';
+import { safeClient } from './safe-text';
 import { loadNextModel, loadSessionStore, loadSpend, withSessionRow } from './session-loading';
 import { createTranscriptStore, type StoreOptions, type TranscriptStore } from './store';
 import { initialState, type NoticeItem } from './transcript';
@@ -55,7 +56,12 @@ export interface ChatControllerOptions {
   checkpoints?: boolean;
 }
 
-export function createChatController(client: TuiClient, options: ChatControllerOptions = {}): ChatController {
+export function createChatController(
+  outside: TuiClient,
+  options: ChatControllerOptions = {},
+): ChatController {
+  // What the client answers is made safe here, once, for the state and every dialog (safe-text.ts).
+  const client = safeClient(outside);
   let store = createTranscriptStore(initialState(DRAFT), options.store);
   let subscription: { close(): void } | undefined;
   let noticeSeq = 0;

@@ -5,9 +5,7 @@
 import { Text } from 'ink';
 import { useEffect, useState } from 'react';
 import { toSvcError } from '../../../../errors';
-import { safeTerminalText } from '../../../../util/terminal-text';
 import type { SessionSummary, TuiClient } from '../../client';
-import { safeSession } from '../../state/safe-text';
 import { Frame } from '../frame';
 import { SelectList } from '../select-list';
 
@@ -33,10 +31,8 @@ export function SessionList({
   const [sessions, setSessions] = useState<SessionSummary[] | undefined>();
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
-    client.listSessions().then(
-      (list) => setSessions(list.map(safeSession)),
-      (e) => setError(safeTerminalText(toSvcError(e).message)),
-    );
+    // The app's client made the titles and messages safe (state/safe-text.ts safeClient).
+    client.listSessions().then(setSessions, (e) => setError(toSvcError(e).message));
   }, [client]);
   return (
     <Frame title="Sessions" hint="enter open · n new · esc close">
