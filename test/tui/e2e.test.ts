@@ -146,4 +146,53 @@ describe('svc TUI end to end', () => {
     expect(after).toMatch(/^tty-icanon$/m);
     expect(provider.unexpected).toEqual([]);
   });
+
+  it('a 2 MB paste (tmux, bracketed) shows as one placeholder and is sent whole; a 10 MB one is refused with a notice', {
+    timeout: 6 * STEP_MS,
+  }, async () => {
+    if (!hasTmux) throw new Error('tmux is required (apt-get install tmux)');
+    const provider = await fakeProvider([reply().text('Got the paste.')]);
+    const ws = tmpWorkspace({ files: {} });
+    writeFileSync(
+      join(ws, 'svc.toml'),
+      stringify({
+        providers: { fake: { type: 'openai-compat', base_url: provider.url } },
+        models: { large: 'fake/m1' },
+      }),
+    );
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'svc-home-')));
+    onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+    const lines = (n: number) => Array.from({ length: n }, (_, i) => `pasted line ${i} ${'y'.repeat(30)}`);
+    const small = lines(40_000).join('\n'); // about 2 MB
+    const big = lines(200_000).join('\n'); // about 10 MB
+    writeFileSync(join(home, 'small.txt'), small);
+    writeFileSync(join(home, 'big.txt'), big);
+    const socket = `svc-e2e-paste-${process.pid}`;
+    const t = tmux(socket);
+    const script = `cd '${ws}'; env -i PATH='${process.env.PATH}' HOME='${home}' TERM=xterm-256color '${process.execPath}' '${BIN}'; sleep 600`;
+    t.run('new-session', '-d', '-s', 'svc', '-x', '100', '-y', '32', script);
+    onTestFinished(() => {
+      spawnSync('tmux', ['-L', socket, 'kill-server']);
+    });
+    await t.until((s) => s.includes('ask anything'), 'the prompt');
+
+    // -p: the paste goes in brackets, as the TUI asked the terminal for.
+    t.run('load-buffer', '-b', 'big', join(home, 'big.txt'));
+    t.run('paste-buffer', '-p', '-b', 'big', '-t', 'svc');
+    await t.until((s) => /paste of 9\.\d MiB not added/.test(s.replace(/\s*\n/g, ' ')), 'the refusal');
+    expect(t.screen()).toContain('ask anything');
+
+    t.type('see: ');
+    t.run('load-buffer', '-b', 'small', join(home, 'small.txt'));
+    t.run('paste-buffer', '-p', '-b', 'small', '-t', 'svc');
+    await t.until((s) => s.includes('see: [Pasted text #1 +39999 lines]'), 'the placeholder');
+    t.type('', 'Enter');
+    await t.until((s) => s.includes('Got the paste.'), 'the answer');
+    const messages = (provider.requests[0].body as { messages: { role: string; content: unknown }[] })
+      .messages;
+    const user = messages.filter((m) => m.role === 'user').at(-1)!;
+    // The whole paste, as a string or in content parts (JSON either way, so compared as JSON text).
+    expect(JSON.stringify(user.content)).toContain(JSON.stringify(`see: ${small}`).slice(1, -1));
+    expect(provider.unexpected).toEqual([]);
+  });
 });
