@@ -80,8 +80,8 @@ export function insertPaste<S extends PasteState>(
   const open = bracketed ? undefined : openPaste(state);
   const big = raw.length > COLLAPSE_CHARS || state.value.length + raw.length > COLLAPSE_CHARS;
   if (!bracketed && open === undefined && !big) return undefined;
-  const text = safeTerminalText(raw);
   if (open === -1) return { state };
+  const text = safeTerminalText(raw);
   if (promptLength(state) + text.length > MAX_PROMPT_CHARS) {
     if (bracketed) return { state, refused: text.length };
     return refuse(state, open, text.length);
