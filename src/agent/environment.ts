@@ -37,8 +37,12 @@ interface Guarded {
 
 async function guardedIn(cwd: string): Promise<Guarded> {
   // The repository's own config runs no command, and git gets no secret.
-  const env = guardEnv(process.env, cwd);
-  return { env, guards: await guardedArgs(cwd, [], env).catch(() => undefined) };
+  try {
+    const env = guardEnv(process.env, cwd);
+    return { env, guards: await guardedArgs(cwd, [], env) };
+  } catch {
+    return { env: {}, guards: undefined };
+  }
 }
 
 function git(

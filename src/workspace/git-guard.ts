@@ -29,8 +29,8 @@
  * @module
  */
 import { execFile } from 'node:child_process';
-import { statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { scrubEnv } from '../sandbox/env';
 
 /** Settings that run a command, or enter a submodule, whatever the repository: switched off. */
@@ -74,10 +74,11 @@ function driverSettings({ kind, name }: Driver): string[] {
 
 /** svc's git call refused: the repository's config defines what `-c` cannot switch off. */
 export class UnguardableGitConfig extends Error {
-  constructor(readonly what: string) {
-    super(
-      `the repository's config defines a ${what}, a name svc cannot switch off on git's command line; svc runs no git in it until that section is removed from .git/config`,
-    );
+  constructor(
+    readonly what: string,
+    message = `the repository's config defines a ${what}, a name svc cannot switch off on git's command line; svc runs no git in it until that section is removed from .git/config`,
+  ) {
+    super(message);
     this.name = 'UnguardableGitConfig';
   }
 }
@@ -122,9 +123,10 @@ export function guardEnv(
 
 /**
  * `GIT_DIR` and `GIT_WORK_TREE` for the repository around `cwd`: the nearest directory holding
- * `.git` (a directory, or a file naming one: a linked worktree, a submodule), as git's own search
- * finds it. Nothing when there is none, or when that `.git` is not the current user's (git's
- * own search then refuses it as of dubious ownership, which an explicit GIT_DIR would skip).
+ * `.git`, as git's own search finds it. Nothing when there is none, or when that `.git` is not
+ * the current user's (git's own search then refuses it as of dubious ownership, which an explicit
+ * GIT_DIR would skip). Throws `UnguardableGitConfig` for a `.git` that leads out of the directory
+ * holding it where no layout of git's own puts it (see `checkGitDir`).
  */
 export function repoPin(cwd: string): Record<string, string> {
   const uid = process.getuid?.();
@@ -134,6 +136,7 @@ export function repoPin(cwd: string): Record<string, string> {
     const stat = statSync(dotGit, { throwIfNoEntry: false });
     if (stat && (stat.isDirectory() || stat.isFile())) {
       if (uid !== undefined && stat.uid !== uid) return {};
+      checkGitDir(dir, dotGit, stat.isFile());
       return { GIT_DIR: dotGit, GIT_WORK_TREE: dir };
     }
     const parent = dirname(dir);
@@ -141,6 +144,76 @@ export function repoPin(cwd: string): Record<string, string> {
     dir = parent;
   }
   return {};
+}
+
+/**
+ * A `.git` svc's git may use: the repository it leads to (through a symlink, a `.git` file's
+ * `gitdir:`, a `commondir` file) is inside `top`, or is where git itself puts a linked worktree's
+ * (`<repo>/worktrees/<name>`, whose `gitdir` file names this `.git` back) or a submodule's
+ * (`<superproject>/.git/modules/…`, the superproject around `top`). A command the agent runs can
+ * write `.git` (it is in the workspace) but nothing outside: a `.git` file naming another
+ * repository on the machine made svc's checkpoints read and reset that repository (stop 81,
+ * found by probing).
+ */
+function checkGitDir(top: string, dotGit: string, isFile: boolean): void {
+  const realTop = realOrSelf(top);
+  const inside = (path: string) => path === realTop || path.startsWith(`${realTop}${sep}`);
+  let gitDir = realOrSelf(dotGit);
+  if (isFile) {
+    const named = /^gitdir: (.+)$/m.exec(readSmall(dotGit))?.[1]?.trim();
+    if (!named) return; // not a gitfile git can read: git refuses it itself
+    gitDir = realOrSelf(resolve(top, named));
+    const linked =
+      basename(dirname(gitDir)) === 'worktrees' &&
+      realOrSelf(resolve(gitDir, readSmall(join(gitDir, 'gitdir')).trim() || '.')) === realOrSelf(dotGit);
+    const at = gitDir.indexOf(`${sep}.git${sep}modules${sep}`);
+    const submodule = at > 0 && realTop.startsWith(`${gitDir.slice(0, at)}${sep}`);
+    if (!inside(gitDir) && !linked && !submodule) throw outside(dotGit, gitDir);
+  } else if (!inside(gitDir)) throw outside(dotGit, gitDir);
+  // Files every git command opens: one that is not a regular file (a FIFO) would hold each of
+  // svc's git calls in `open` until its timeout (stop 81, found by probing).
+  for (const name of ['index', 'HEAD', 'config', 'packed-refs', 'commondir']) {
+    const file = statSync(join(gitDir, name), { throwIfNoEntry: false });
+    if (file && !file.isFile())
+      throw new UnguardableGitConfig(
+        'git file',
+        `${join(gitDir, name)} is not a regular file; svc runs no git there until it is one (or removed)`,
+      );
+  }
+  const common = readSmall(join(gitDir, 'commondir')).trim();
+  if (common) {
+    const commonDir = realOrSelf(resolve(gitDir, common));
+    const ownLayout = basename(dirname(gitDir)) === 'worktrees' && dirname(dirname(gitDir)) === commonDir;
+    if (!inside(commonDir) && !ownLayout) throw outside(join(gitDir, 'commondir'), commonDir);
+  }
+}
+
+function outside(what: string, where: string): UnguardableGitConfig {
+  return new UnguardableGitConfig(
+    'git dir',
+    `${what} leads to ${where}, outside the workspace's repository and not where git puts a worktree's or a submodule's; svc runs no git there until it is restored (a .git directory, or a .git file naming one inside the workspace)`,
+  );
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** The first 4 KiB of a small file, '' when it is missing or not a regular file. */
+function readSmall(path: string): string {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (!stat?.isFile()) return '';
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(4096);
+    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 const DRIVER_KEYS = '^(filter|diff|merge)\\.';
@@ -151,7 +224,8 @@ const DRIVER_KEYS = '^(filter|diff|merge)\\.';
  * stays on). Git older than 2.26 has no `--show-scope`: then every driver is switched off.
  */
 async function repoDrivers(cwd: string, env: Record<string, string>): Promise<Driver[]> {
-  const probe = ['config', '-z', '--includes', '--get-regexp', DRIVER_KEYS];
+  // Names only (`--name-only`): a value can be megabytes, and the probe must read all of it.
+  const probe = ['config', '-z', '--name-only', '--includes', '--get-regexp', DRIVER_KEYS];
   let scoped = true;
   let text = await gitConfig(cwd, env, ['config', '-z', '--show-scope', ...probe.slice(2)]);
   if (text === undefined) {
@@ -161,14 +235,21 @@ async function repoDrivers(cwd: string, env: Record<string, string>): Promise<Dr
   const drivers = new Map<string, Driver>();
   const fields = (text ?? '').split('\0');
   if (scoped) {
-    // `<scope>\0<key>\n<value>\0`, one after another.
+    // `<scope>\0<key>\0`, one after another.
     for (let i = 0; i + 1 < fields.length; i += 2) {
-      if (fields[i] !== 'system' && fields[i] !== 'global')
-        addDriver(drivers, fields[i + 1].split('\n', 1)[0]);
+      if (fields[i] !== 'system' && fields[i] !== 'global') addDriver(drivers, fields[i + 1]);
     }
-  } else for (const entry of fields) addDriver(drivers, entry.split('\n', 1)[0]);
+  } else for (const entry of fields) addDriver(drivers, entry);
+  if (drivers.size > MAX_DRIVERS)
+    throw new UnguardableGitConfig(
+      'driver list',
+      `the repository's config defines ${drivers.size} filter, diff and merge drivers (more than ${MAX_DRIVERS}); svc runs no git in it until they are removed from .git/config`,
+    );
   return [...drivers.values()];
 }
+
+/** More drivers than a repository has any use for: the mark of a config made to overflow the guards. */
+const MAX_DRIVERS = 200;
 
 /** `filter.<name>.clean` → the filter `<name>` (a name may hold dots: `filter.a.b.clean` is `a.b`). */
 function addDriver(drivers: Map<string, Driver>, key: string): void {
@@ -183,18 +264,35 @@ function addDriver(drivers: Map<string, Driver>, key: string): void {
 
 /**
  * `git config …` in `cwd` with the fixed guards (reading config runs nothing, but no setting gets
- * the chance): its output, '' when nothing matched (exit 1) or there is no repository, undefined
- * when git refused the arguments (exit 129: an older git).
+ * the chance): its output, '' when nothing matched (exit 1), undefined when git refused the
+ * arguments (exit 129: an older git). Anything else (a timeout, an output past the cap, a config
+ * git cannot parse) rejects: the guard fails closed, since the call it guards would run with
+ * nothing switched off (stop 81, found by probing: 17 MB of config made the probe fail, read as
+ * "no drivers", and the next call ran the repository's filter as svc's user).
  */
 function gitConfig(cwd: string, env: Record<string, string>, args: string[]): Promise<string | undefined> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     execFile(
       'git',
       [...FIXED_ARGS, ...args],
-      { cwd, env, encoding: 'utf8', timeout: 10_000, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout) => {
+      { cwd, env, encoding: 'utf8', timeout: 10_000, maxBuffer: 4 * 1024 * 1024, killSignal: 'SIGKILL' },
+      (error, stdout, stderr) => {
         if (!error) return resolve(stdout);
-        resolve((error as { code?: unknown }).code === 129 ? undefined : '');
+        const code = (error as { code?: unknown }).code;
+        if (code === 1) return resolve('');
+        if (code === 129) return resolve(undefined);
+        const why =
+          typeof code === 'number'
+            ? `git could not read it: ${stderr.trim().split('\n')[0]?.slice(0, 300) || `exit ${code}`}`
+            : code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER'
+              ? 'its driver names run past 4 MiB'
+              : 'reading it took more than 10 s';
+        reject(
+          new UnguardableGitConfig(
+            'config',
+            `svc could not check the repository's git config for commands it names (${why}); svc runs no git in it until .git/config is repaired`,
+          ),
+        );
       },
     );
   });

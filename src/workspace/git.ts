@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { SvcError } from '../errors';
@@ -32,6 +32,9 @@ export interface RepoInfo {
   branch: string | null;
 }
 
+/** The longest one of svc's git calls may take (a checkpoint of a very large tree stays well inside). */
+const GIT_TIMEOUT_MS = 600_000;
+
 export function createGitRunner(
   cwd: string,
   baseEnv: Readonly<Record<string, string | undefined>>,
@@ -39,16 +42,18 @@ export function createGitRunner(
   return {
     cwd,
     async run(args, options = {}) {
-      const env: Record<string, string> = {
-        ...guardEnv(baseEnv, cwd),
-        GIT_TERMINAL_PROMPT: '0',
-        GIT_OPTIONAL_LOCKS: '0',
-        LC_ALL: 'C',
-        ...options.env,
-      };
-      // The repository's own config never runs a command here (git-guard.ts).
+      // The repository's own config never runs a command here, and git works on the workspace's
+      // repository only (git-guard.ts).
+      let env: Record<string, string>;
       let argv: string[];
       try {
+        env = {
+          ...guardEnv(baseEnv, cwd),
+          GIT_TERMINAL_PROMPT: '0',
+          GIT_OPTIONAL_LOCKS: '0',
+          LC_ALL: 'C',
+          ...options.env,
+        };
         argv = await guardedArgs(cwd, args, env);
       } catch (error) {
         if (error instanceof UnguardableGitConfig)
@@ -59,17 +64,29 @@ export function createGitRunner(
         const child = execFile(
           'git',
           argv,
+          // A git that never ends (a FIFO where it reads a file) is killed, not waited for.
           {
             cwd,
             env,
             maxBuffer: 256 * 1024 * 1024,
             encoding: 'utf8',
+            timeout: GIT_TIMEOUT_MS,
+            killSignal: 'SIGKILL',
           },
           (error, stdout, stderr) => {
             const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
             if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
               reject(
                 new SvcError('unavailable', 'git is not installed or not on PATH; checkpoints need git'),
+              );
+              return;
+            }
+            if (error?.killed) {
+              reject(
+                new SvcError(
+                  'timeout',
+                  `git ${args[0]} did not finish within ${GIT_TIMEOUT_MS / 1000} s and was stopped; check the repository for a file git cannot read (a FIFO in .git, a huge tree)`,
+                ),
               );
               return;
             }
@@ -123,9 +140,8 @@ export async function snapshotTree(git: GitRunner, repo: RepoInfo, exclude: stri
   const index = join(tmpdir(), `svc-index-${randomBytes(8).toString('hex')}`);
   const env = { GIT_INDEX_FILE: index };
   try {
-    const userIndex = join(repo.gitDir, 'index');
-    if (existsSync(userIndex)) copyFileSync(userIndex, index);
-    else if (repo.head) await git.run(['read-tree', repo.head], { env });
+    if (!copyIndex(join(repo.gitDir, 'index'), index) && repo.head)
+      await git.run(['read-tree', repo.head], { env });
     // An exclude that .gitignore already ignores (the usual `.svc/`) must not be named: git
     // refuses a pathspec that matches an ignored path ("paths are ignored by one of your .gitignore").
     const ignored = exclude.length
@@ -140,6 +156,27 @@ export async function snapshotTree(git: GitRunner, repo: RepoInfo, exclude: stri
     return (await git.run(['write-tree'], { env })).stdout.trim();
   } finally {
     rmSync(index, { force: true });
+  }
+}
+
+/**
+ * Copy the user's index when it is a regular file: opened without following a symlink and without
+ * waiting, so a FIFO a command put there (it is in the workspace) cannot stop svc's process in
+ * `open` (stop 81, found by probing: `mkfifo .git/index` froze every session of a service).
+ */
+function copyIndex(from: string, to: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return false;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return false;
+    writeFileSync(to, readFileSync(fd));
+    return true;
+  } finally {
+    closeSync(fd);
   }
 }
 
