@@ -1,15 +1,25 @@
 /**
  * The provider catalog: the embedded JSON (bundled into dist) plus refreshed metadata cached in
- * the data dir by an explicit `svc update-providers`. With `options.disable_provider_auto_update`
- * the cache is ignored and only the embedded catalog is used (spec, config keys).
+ * the user cache dir (`$XDG_CACHE_HOME/svc/providers.json`, never the workspace) by an explicit
+ * `svc update-providers`. What a refreshed catalog may change is catalog-guard.ts's rule (metadata
+ * only for built-in providers). With `options.disable_provider_auto_update` the cache is ignored
+ * and only the embedded catalog is used (spec, config keys).
  * @module
  */
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { userCacheDir } from '../config/load';
 import { SvcError } from '../errors';
 import { makeDirs } from '../util/make-dirs';
 import embedded from './catalog.json';
+import {
+  describeChanges,
+  type GuardResult,
+  guardCatalog,
+  type ProviderChange,
+  type Refusal,
+} from './catalog-guard';
 
 // Lenient where a refreshed file may omit things; strict on what the resolver relies on.
 const catalogModelSchema = z.looseObject({
@@ -80,11 +90,16 @@ export const catalogSchema = z.looseObject({
 });
 
 export type CatalogModel = z.output<typeof catalogModelSchema>;
-export type CatalogProvider = z.output<typeof catalogProviderSchema> & { source: 'embedded' | 'cache' };
+export type CatalogProvider = z.output<typeof catalogProviderSchema> & {
+  source: 'embedded' | 'cache';
+  /** Added by a refreshed catalog (not built in): a credential only from the user's own config. */
+  catalog_only?: boolean;
+};
 export type CatalogFile = z.output<typeof catalogSchema>;
 
 export interface CacheStatus {
-  path: string;
+  /** `<user cache dir>/providers.json`; undefined when there is no user cache dir (no HOME). */
+  path?: string;
   exists: boolean;
   /** disable_provider_auto_update is on: the cache is not used. */
   ignored: boolean;
@@ -93,6 +108,10 @@ export interface CacheStatus {
   refreshed_at?: string;
   refreshed_from?: string;
   version?: string;
+  /** A catalog cache in the data dir (where it used to be; a cloned repository can carry one): never read. */
+  legacy_ignored?: string;
+  /** Per provider id, what of the cached catalog was not taken (src/providers/catalog-guard.ts). */
+  refused?: Record<string, Refusal[]>;
 }
 
 export interface Catalog {
@@ -108,7 +127,18 @@ interface CacheFile {
   catalog: unknown;
 }
 
-export function catalogCachePath(dataDir: string): string {
+/** The largest catalog a refresh takes (and the largest cache read, with room for its wrapper). */
+export const MAX_CATALOG_BYTES = 4 * 1024 * 1024;
+const MAX_CACHE_BYTES = 2 * MAX_CATALOG_BYTES;
+
+/** Where the refreshed catalog is kept: the user cache dir, never the workspace. */
+export function catalogCachePath(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const dir = userCacheDir(env as Record<string, string | undefined>);
+  return dir ? join(dir, 'providers.json') : undefined;
+}
+
+/** Where the cache used to be (the data dir): a workspace can carry it, so it is not read. */
+export function legacyCatalogCachePath(dataDir: string): string {
   return join(dataDir, 'cache', 'providers.json');
 }
 
@@ -150,24 +180,55 @@ export function embeddedCatalog(): CatalogFile {
   return embedded as CatalogFile;
 }
 
-/** The effective catalog: embedded, with cached providers replacing or adding by id. */
-export function loadCatalog(options: { dataDir: string; ignoreCache: boolean }): Catalog {
+type Guarded = Omit<GuardResult, 'providers'> & {
+  providers: (CatalogFile['providers'][number] & { catalog_only?: boolean })[];
+};
+
+/** The guard keeps each provider's validated values (or the built-in ones): the types still hold. */
+function guard(catalog: CatalogFile): Guarded {
+  return guardCatalog(catalog, embeddedCatalog(), PROVIDER_TYPES) as Guarded;
+}
+
+/** The cache file parsed and guarded; throws (an SvcError) when it is unusable. */
+function readCache(path: string): { file: CacheFile; parsed: CatalogFile; guarded: Guarded } {
+  const size = statSync(path).size;
+  if (size > MAX_CACHE_BYTES) throw tooLarge(path, size, MAX_CACHE_BYTES, 'it is not used');
+  const file = JSON.parse(readFileSync(path, 'utf8')) as CacheFile;
+  const parsed = parseCatalog(file?.catalog, path);
+  return { file, parsed, guarded: guard(parsed) };
+}
+
+/**
+ * The effective catalog: embedded, with the cached providers' metadata over the built-in ones (by
+ * id) and the providers the cache adds, as catalog-guard.ts allows.
+ */
+export function loadCatalog(options: {
+  env: Readonly<Record<string, string | undefined>>;
+  dataDir: string;
+  ignoreCache: boolean;
+}): Catalog {
   const base = embeddedCatalog();
-  const path = catalogCachePath(options.dataDir);
-  const cache: CacheStatus = { path, exists: existsSync(path), ignored: options.ignoreCache };
+  const path = catalogCachePath(options.env);
+  const cache: CacheStatus = {
+    path,
+    exists: path !== undefined && existsSync(path),
+    ignored: options.ignoreCache,
+  };
+  const legacy = legacyCatalogCachePath(options.dataDir);
+  if (existsSync(legacy)) cache.legacy_ignored = legacy;
   const providers = new Map<string, CatalogProvider>(
     base.providers.map((p) => [p.id, { ...p, source: 'embedded' as const }]),
   );
-  if (cache.exists) {
+  if (path && cache.exists) {
     try {
-      const file = JSON.parse(readFileSync(path, 'utf8')) as CacheFile;
-      const parsed = parseCatalog(file.catalog, path);
+      const { file, parsed, guarded } = readCache(path);
       cache.valid = true;
       cache.refreshed_at = file.refreshed_at;
       cache.refreshed_from = file.refreshed_from;
       cache.version = parsed.version;
+      if (guarded.refused.size) cache.refused = Object.fromEntries(guarded.refused);
       if (!options.ignoreCache)
-        for (const p of parsed.providers) providers.set(p.id, { ...p, source: 'cache' });
+        for (const p of guarded.providers) providers.set(p.id, { ...p, source: 'cache' });
     } catch (error) {
       cache.valid = false;
       cache.error = SvcError.is(error) ? error.message : `unreadable: ${(error as Error).message}`;
@@ -185,17 +246,22 @@ export interface RefreshResult {
   models: number;
   added: string[];
   updated: string[];
+  /** Per provider: models added, updated, removed, and the fields not taken with the reason. */
+  changes: ProviderChange[];
+  /** The previous cache, kept once (`providers.json.bak`), when there was one. */
+  backup?: string;
   refreshed_at: string;
   /** disable_provider_auto_update is on: the cache was written but is not used. */
   ignored: boolean;
 }
 
 /**
- * Fetch (URL) or read (file) a catalog, validate it, then atomically replace the cache. Anything
- * wrong leaves the cache as it was and says why. `embedded` removes the cache.
+ * Fetch (URL) or read (file) a catalog, validate it, then atomically replace the cache (the
+ * previous one kept as `.bak`). Anything wrong leaves the cache as it was and says why.
+ * `embedded` removes the cache (kept as `.bak` too).
  */
 export async function refreshCatalog(options: {
-  dataDir: string;
+  env: Readonly<Record<string, string | undefined>>;
   workspace: string;
   source: string;
   fetch: typeof fetch;
@@ -203,10 +269,17 @@ export async function refreshCatalog(options: {
   ignoreCache: boolean;
   signal?: AbortSignal;
 }): Promise<RefreshResult> {
-  const path = catalogCachePath(options.dataDir);
+  const path = catalogCachePath(options.env);
+  if (!path)
+    throw new SvcError(
+      'invalid_input',
+      'catalog: there is no user cache dir to keep a refreshed catalog in; set XDG_CACHE_HOME or HOME',
+    );
   const now = new Date(options.now()).toISOString();
+  const backup = `${path}.bak`;
   if (options.source === 'embedded') {
-    rmSync(path, { force: true });
+    const kept = existsSync(path);
+    if (kept) renameSync(path, backup);
     const base = embeddedCatalog();
     return {
       path,
@@ -216,6 +289,8 @@ export async function refreshCatalog(options: {
       models: base.providers.reduce((n, p) => n + p.models.length, 0),
       added: [],
       updated: [],
+      changes: [],
+      ...(kept ? { backup } : {}),
       refreshed_at: now,
       ignored: options.ignoreCache,
     };
@@ -231,23 +306,51 @@ export async function refreshCatalog(options: {
     );
   }
   const parsed = parseCatalog(json, options.source);
-  const embeddedIds = new Set(embeddedCatalog().providers.map((p) => p.id));
-  const file: CacheFile = { refreshed_at: now, refreshed_from: options.source, catalog: parsed };
+  const guarded = guard(parsed);
+  const previous = previousProviders(path);
+  const changes = describeChanges(guarded, (id) => previous.get(id));
+  const stored: CatalogFile = { ...parsed, providers: guarded.providers as CatalogFile['providers'] };
+  const file: CacheFile = { refreshed_at: now, refreshed_from: options.source, catalog: stored };
   makeDirs(dirname(path));
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`);
+  writeFileSync(tmp, `${JSON.stringify(file)}\n`);
+  const kept = existsSync(path);
+  if (kept) copyFileSync(path, backup);
   renameSync(tmp, path);
   return {
     path,
     source: options.source,
     version: parsed.version,
-    providers: parsed.providers.length,
-    models: parsed.providers.reduce((n, p) => n + p.models.length, 0),
-    added: parsed.providers.filter((p) => !embeddedIds.has(p.id)).map((p) => p.id),
-    updated: parsed.providers.filter((p) => embeddedIds.has(p.id)).map((p) => p.id),
+    providers: guarded.providers.length,
+    models: guarded.providers.reduce((n, p) => n + p.models.length, 0),
+    added: changes.filter((c) => c.status === 'added').map((c) => c.id),
+    updated: changes.filter((c) => c.status === 'updated' || c.status === 'unchanged').map((c) => c.id),
+    changes,
+    ...(kept ? { backup } : {}),
     refreshed_at: now,
     ignored: options.ignoreCache,
   };
+}
+
+/** What was in effect before a refresh: the embedded catalog with the (usable) cache over it. */
+function previousProviders(path: string): Map<string, Pick<CatalogProvider, 'models'>> {
+  const map = new Map<string, Pick<CatalogProvider, 'models'>>(
+    embeddedCatalog().providers.map((p) => [p.id, p]),
+  );
+  try {
+    if (existsSync(path)) for (const p of readCache(path).guarded.providers) map.set(p.id, p);
+  } catch {
+    // An unusable cache was not in effect.
+  }
+  return map;
+}
+
+function tooLarge(origin: string, size: number, limit: number, outcome: string): SvcError {
+  const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return new SvcError(
+    'invalid_input',
+    `catalog ${origin}: ${mib(size)} (${size} bytes) is more than the ${mib(limit)} limit; ${outcome}`,
+  );
 }
 
 async function readSource(options: {
@@ -274,16 +377,45 @@ async function readSource(options: {
         'unavailable',
         `catalog ${options.source}: HTTP ${response.status}; the cache was left as it was`,
       );
-    return response.text();
+    return readCapped(response, options.source);
   }
   const file = resolve(options.workspace, options.source.replace(/^file:\/\//, ''));
   try {
-    if (!statSync(file).isFile()) throw new Error('not a file');
+    const stat = statSync(file);
+    if (!stat.isFile()) throw new Error('not a file');
+    if (stat.size > MAX_CATALOG_BYTES)
+      throw tooLarge(options.source, stat.size, MAX_CATALOG_BYTES, 'nothing was replaced');
     return readFileSync(file, 'utf8');
   } catch (error) {
+    if (SvcError.is(error)) throw error;
     throw new SvcError(
       'invalid_input',
       `catalog ${options.source}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); nothing was replaced`,
     );
   }
+}
+
+/** The body, read up to MAX_CATALOG_BYTES: a longer one is refused before it is all in memory. */
+async function readCapped(response: Response, origin: string): Promise<string> {
+  const outcome = 'the cache was left as it was';
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (declared > MAX_CATALOG_BYTES) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge(origin, declared, MAX_CATALOG_BYTES, outcome);
+  }
+  if (!response.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_CATALOG_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(origin, size, MAX_CATALOG_BYTES, `${outcome} (read stopped there)`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

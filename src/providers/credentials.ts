@@ -86,7 +86,9 @@ export function resolveApiKey(
     const value = deps.env[name]?.trim();
     if (value) candidates.push({ kind: 'env', label: `env ${name}`, value });
   }
-  const stored = deps.store.get(entry.id);
+  // A provider a refreshed catalog added gets no stored key by its id unless the user configured it.
+  const storeUsable = !(entry.catalog?.catalog_only === true && !entry.configured);
+  const stored = storeUsable ? deps.store.get(entry.id) : undefined;
   if (stored && (stored.kind === 'api_key' || stored.kind === 'bearer') && stored.value) {
     candidates.push({
       kind: 'credential_store',

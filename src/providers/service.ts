@@ -55,6 +55,7 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
     const config = deps.config();
     if (!memo || memo.config !== config) {
       const catalog = loadCatalog({
+        env: deps.env,
         dataDir: deps.dataDir,
         ignoreCache: config.options.disable_provider_auto_update,
       });
@@ -135,7 +136,7 @@ export function createProviderService(deps: ProviderDeps): ProviderService {
     },
     async refreshCatalog(source, signal) {
       const result = await refreshCatalog({
-        dataDir: deps.dataDir,
+        env: deps.env,
         workspace: deps.workspace,
         source,
         fetch: deps.fetch,

@@ -197,13 +197,22 @@ function renderStatus(status: ReturnType<typeof providerStatus>): string {
 
 function renderCatalog(catalog: ReturnType<typeof providerStatus>['catalog']): string {
   const { cache } = catalog;
+  const legacy = cache.legacy_ignored
+    ? `\nthe catalog cache ${cache.legacy_ignored} in the data dir is not read (a workspace could carry it); svc update-providers <url-or-file> refreshes the one in the user cache dir`
+    : '';
+  return renderCache(catalog) + legacy;
+}
+
+function renderCache(catalog: ReturnType<typeof providerStatus>['catalog']): string {
+  const { cache } = catalog;
   const head = `catalog: embedded ${catalog.embedded_version}`;
   if (!cache.exists) return head;
   if (cache.ignored) return `${head}, cache ${cache.version ?? '?'} (ignored: disable_provider_auto_update)`;
   if (cache.valid === false) {
     return `${head}; the cache ${cache.path} is not used (${cache.error ?? 'invalid'}): svc update-providers <url-or-file> replaces it, svc update-providers embedded removes it`;
   }
-  return `${head}, cache ${cache.version ?? '?'}`;
+  const refused = Object.keys(cache.refused ?? {});
+  return `${head}, cache ${cache.version ?? '?'}${refused.length ? ` (fields not taken for ${refused.join(', ')}: svc update-providers says why)` : ''}`;
 }
 
 function renderSelection(r: ModelSelectionReport): string {

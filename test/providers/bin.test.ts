@@ -44,21 +44,24 @@ describe('svc binary: providers', () => {
         ],
       }),
     );
-    const refresh = await runBin(['update-providers', 'catalog.json'], { cwd: ws, env: env(ws) });
+    // Its own user cache dir: the refreshed catalog is kept there (not in the shared test cache).
+    const own = (extra: Record<string, string> = {}) =>
+      env(ws, { XDG_CACHE_HOME: join(ws, '.home', '.cache'), ...extra });
+    const refresh = await runBin(['update-providers', 'catalog.json'], { cwd: ws, env: own() });
     expect(refresh.code, refresh.stderr).toBe(0);
     expect(refresh.stdout).toContain('catalog test-1 from catalog.json: 1 providers, 1 models');
-    const models = await runBin(['models', '--provider', 'newco', '--json'], { cwd: ws, env: env(ws) });
+    const models = await runBin(['models', '--provider', 'newco', '--json'], { cwd: ws, env: own() });
     expect(JSON.parse(models.stdout).data).toEqual([
       expect.objectContaining({ id: 'newco/n1', catalog_source: 'cache' }),
     ]);
     // A malformed cache is not used (the embedded catalog is), and the status text says why and what to do.
-    writeFileSync(join(ws, '.svc', 'cache', 'providers.json'), '{oops');
-    const embedded = await runBin(['models', '--json'], { cwd: ws, env: env(ws) });
+    writeFileSync(join(ws, '.home', '.cache', 'svc', 'providers.json'), '{oops');
+    const embedded = await runBin(['models', '--json'], { cwd: ws, env: own() });
     expect(embedded.code, embedded.stderr).toBe(0);
     expect(
       new Set(JSON.parse(embedded.stdout).data.map((m: { provider: string }) => m.provider)).has('newco'),
     ).toBe(false);
-    const status = await runBin(['config', 'show-provider-status'], { cwd: ws, env: env(ws) });
+    const status = await runBin(['config', 'show-provider-status'], { cwd: ws, env: own() });
     expect(status.stdout).toMatch(
       /cache .*providers\.json is not used \(unreadable: .*\): svc update-providers/,
     );

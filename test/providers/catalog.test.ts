@@ -15,8 +15,9 @@ import { catalogCachePath, embeddedCatalog, parseCatalog } from '../../src/provi
 import embeddedJson from '../../src/providers/catalog.json';
 import { credentialFilePath } from '../../src/providers/credential-store';
 import { invokeTool } from '../../src/tools/core/call-tool';
-import { makeTestApp } from '../helpers/make-test-app';
+import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { viaHttp } from '../helpers/surfaces';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { svc } from './helpers/cli';
 
 function refreshed(overrides: { version?: string; extraProvider?: boolean } = {}) {
@@ -57,6 +58,20 @@ function refreshed(overrides: { version?: string; extraProvider?: boolean } = {}
         : []),
     ],
   };
+}
+
+/** A test app with its own user cache dir: a refreshed catalog lands there, not in the shared one. */
+function catalogApp(options: Parameters<typeof makeTestApp>[0] = {}) {
+  const workspace = tmpWorkspace();
+  return makeTestApp({
+    ...options,
+    workspace,
+    env: isolatedEnv(workspace, { XDG_CACHE_HOME: join(workspace, '.home', '.cache') }),
+  });
+}
+
+function cachePath(app: { env: Record<string, string | undefined> }): string {
+  return catalogCachePath(app.env)!;
 }
 
 async function serveJson(status: number, body: string) {
@@ -154,7 +169,7 @@ describe('catalog inventory', () => {
 
 describe('svc update-providers', () => {
   it('CLI-11 / AUTH-55: refreshes from a file into the data-dir cache; config and credentials unchanged', async () => {
-    const app = await makeTestApp({ config: { providers: { openai: { api_key: 'cfg-key-000000000000' } } } });
+    const app = await catalogApp({ config: { providers: { openai: { api_key: 'cfg-key-000000000000' } } } });
     app.providers.store.set('groq', {
       kind: 'api_key',
       value: 'stored-000000000000',
@@ -179,7 +194,7 @@ describe('svc update-providers', () => {
       updated: ['openai'],
       ignored: false,
     });
-    expect(existsSync(catalogCachePath(app.dataDir))).toBe(true);
+    expect(existsSync(cachePath(app))).toBe(true);
     const models = await svc(app, ['models', '--provider', 'openai', '--json']);
     expect(models.json.data.find((m: any) => m.id === 'openai/gpt-6')).toMatchObject({
       catalog_source: 'cache',
@@ -199,10 +214,10 @@ describe('svc update-providers', () => {
   });
 
   it('refreshes from a URL; a malformed file or an unreachable URL leaves the cache as it was and says why', async () => {
-    const app = await makeTestApp();
+    const app = await catalogApp();
     const good = await serveJson(200, JSON.stringify(refreshed()));
     expect((await svc(app, ['update-providers', good])).code).toBe(0);
-    const cached = readFileSync(catalogCachePath(app.dataDir), 'utf8');
+    const cached = readFileSync(cachePath(app), 'utf8');
     writeFileSync(
       join(app.workspace, 'broken.json'),
       '{"schema_version": 1, "version": "x", "providers": [{"id": "Bad Id"}]}',
@@ -218,13 +233,13 @@ describe('svc update-providers', () => {
     expect(down.stderr).toContain('HTTP 503; the cache was left as it was');
     const unreachable = await svc(app, ['update-providers', 'http://127.0.0.1:1/catalog.json']);
     expect(unreachable.stderr).toContain('unreachable');
-    expect(readFileSync(catalogCachePath(app.dataDir), 'utf8')).toBe(cached);
+    expect(readFileSync(cachePath(app), 'utf8')).toBe(cached);
     expect((await svc(app, ['update-providers', 'embedded'])).code).toBe(0);
-    expect(existsSync(catalogCachePath(app.dataDir))).toBe(false);
+    expect(existsSync(cachePath(app))).toBe(false);
   });
 
   it('CFG-12: with disable_provider_auto_update the cache is ignored and svc models shows the embedded catalog only', async () => {
-    const app = await makeTestApp({ config: { options: { disable_provider_auto_update: true } } });
+    const app = await catalogApp({ config: { options: { disable_provider_auto_update: true } } });
     writeFileSync(join(app.workspace, 'c.json'), JSON.stringify(refreshed({ extraProvider: true })));
     const result = await svc(app, ['update-providers', 'c.json', '--json']);
     expect(result.json.ignored).toBe(true);
@@ -236,8 +251,8 @@ describe('svc update-providers', () => {
   });
 
   it('a malformed embedded-shaped cache file is reported, not fatal', async () => {
-    const app = await makeTestApp();
-    const path = catalogCachePath(app.dataDir);
+    const app = await catalogApp();
+    const path = cachePath(app);
     await svc(app, ['update-providers', await serveJson(200, JSON.stringify(refreshed()))]);
     writeFileSync(path, '{"refreshed_at":"x","refreshed_from":"y","catalog":{"schema_version":2}}');
     const status = await svc(app, ['config', 'show-provider-status', '--json']);
