@@ -19,6 +19,8 @@ export interface DaemonRecord {
   stopped_at: number | null;
   stop_reason: string | null;
   status: string;
+  /** `{"start_time":…,"boot_id":…}` of the registered process (./daemons.ts); null on older rows. */
+  identity: string | null;
 }
 
 export interface DaemonRepository {
@@ -36,8 +38,8 @@ export function createDaemonRepository(db: () => Db): DaemonRepository {
     async insert(row) {
       db()
         .prepare(
-          `INSERT INTO service_processes (id, kind, pid, host, url, argv, worker, started_at, heartbeat_at, status)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO service_processes (id, kind, pid, host, url, argv, worker, started_at, heartbeat_at, status, identity)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
           row.id,
@@ -50,6 +52,7 @@ export function createDaemonRepository(db: () => Db): DaemonRepository {
           row.started_at,
           row.heartbeat_at,
           row.status,
+          row.identity,
         );
     },
     async heartbeat(id, at, status) {

@@ -2,11 +2,15 @@
  * Service processes of a data dir (`app.daemons`, table `service_processes`): every
  * `svc service start http|autopilot` registers itself with its pid, URL and argv, heartbeats, and
  * marks itself stopped at shutdown. Other processes (the CLI, the lifecycle tools) read it to know
- * which daemons are live, where they listen and how to restart them. A row whose pid is gone or
- * whose heartbeat is stale counts as not alive.
+ * which daemons are live, where they listen and how to restart them. A row whose pid is gone, whose
+ * heartbeat is stale or in the future (beyond a small clock skew), or whose recorded process
+ * identity (pid start time and boot id, src/sandbox/proc.ts) names another process counts as not
+ * alive. A row without an identity (written by an older svc, or where /proc is missing) cannot be
+ * verified: it may be listed, but ./lifecycle.ts never signals it.
  * @module
  */
 import { hostname } from 'node:os';
+import { identify, type ProcessIdentity, stillRunning } from '../sandbox/proc';
 import type { Clock, Ids } from '../util/ids';
 import type { DaemonRecord, DaemonRepository } from './daemon-repository';
 
@@ -27,10 +31,19 @@ export interface DaemonRow {
   stop_reason: string | null;
   /** What the process last reported (worker counters, open streams…). */
   status: Record<string, unknown>;
+  /** The process as registered (start time, boot id); null on older rows or without /proc. */
+  identity: ProcessIdentity | null;
 }
+
+/**
+ * Whether the row's pid is still the process that registered: `match`, `mismatch` (the pid is gone
+ * or now another process: a stale row), or `unverifiable` (no identity recorded).
+ */
+export type IdentityCheck = 'match' | 'mismatch' | 'unverifiable';
 
 export interface DaemonView extends DaemonRow {
   alive: boolean;
+  identity_check: IdentityCheck;
   /** This very process. */
   self: boolean;
 }
@@ -52,6 +65,30 @@ export interface DaemonRegistry {
 
 /** A heartbeat older than this (ms) means the daemon is gone even if its pid was reused. */
 export const STALE_AFTER_MS = 60_000;
+/** A heartbeat further in the future than this (ms) is not believed: the row counts as stale. */
+export const FUTURE_SKEW_MS = 5_000;
+
+/** The heartbeat is recent and not (beyond FUTURE_SKEW_MS) in the future. */
+export function heartbeatFresh(heartbeatAt: number, now: number): boolean {
+  const age = now - heartbeatAt;
+  return age < STALE_AFTER_MS && age >= -FUTURE_SKEW_MS;
+}
+
+export function parseIdentity(pid: number, text: string | null | undefined): ProcessIdentity | null {
+  if (!text) return null;
+  try {
+    const value = JSON.parse(text) as { start_time?: unknown; boot_id?: unknown };
+    if (typeof value.start_time !== 'number' || typeof value.boot_id !== 'string') return null;
+    return { pid, start_time: value.start_time, boot_id: value.boot_id };
+  } catch {
+    return null;
+  }
+}
+
+export function checkIdentity(identity: ProcessIdentity | null): IdentityCheck {
+  if (!identity) return 'unverifiable';
+  return stillRunning(identity) ? 'match' : 'mismatch';
+}
 
 export function createDaemonRegistry(deps: {
   /** The `service_processes` rows (./daemon-repository.ts, or its PostgreSQL twin). */
@@ -65,19 +102,25 @@ export function createDaemonRegistry(deps: {
   const host = hostname();
   const toView = (row: DaemonRecord): DaemonView => {
     const status = JSON.parse(row.status) as Record<string, unknown>;
+    const identity = parseIdentity(row.pid, row.identity);
+    const sameHost = row.host === host;
     const view: DaemonView = {
       ...row,
       argv: JSON.parse(row.argv) as string[],
       cwd: typeof status.cwd === 'string' ? status.cwd : null,
       status,
+      identity,
+      // Another host's /proc says nothing about its pid.
+      identity_check: sameHost ? checkIdentity(identity) : identity ? 'mismatch' : 'unverifiable',
       alive: false,
-      self: row.pid === self && row.host === host && row.stopped_at === null,
+      self: row.pid === self && sameHost && row.stopped_at === null,
     };
     view.alive =
       row.stopped_at === null &&
-      row.host === host &&
+      sameHost &&
       pidAlive(row.pid) &&
-      (view.self || deps.clock.now() - row.heartbeat_at < STALE_AFTER_MS);
+      view.identity_check !== 'mismatch' &&
+      (view.self || heartbeatFresh(row.heartbeat_at, deps.clock.now()));
     return view;
   };
   const registry: DaemonRegistry = {
@@ -95,6 +138,7 @@ export function createDaemonRegistry(deps: {
         started_at: now,
         heartbeat_at: now,
         status: JSON.stringify({ cwd: input.cwd }),
+        identity: identityText(self),
       });
       return (await registry.get(id))!;
     },
@@ -123,6 +167,13 @@ export function createDaemonRegistry(deps: {
     },
   };
   return registry;
+}
+
+/** This process's identity as stored, or null where it cannot be known (no /proc). */
+function identityText(pid: number): string | null {
+  const identity = identify(pid);
+  if (identity.start_time === null || identity.boot_id === null) return null;
+  return JSON.stringify({ start_time: identity.start_time, boot_id: identity.boot_id });
 }
 
 export function pidAlive(pid: number): boolean {

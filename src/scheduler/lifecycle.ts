@@ -1,24 +1,27 @@
 /**
  * Process lifecycle operations behind `autopilot_up`, `autopilot_down` and `daemon_restart`:
  * start `svc service start autopilot` in the background for this workspace and data dir, stop a
- * daemon gracefully (SIGTERM, wait for its exit), restart one with its own recorded arguments,
- * and the same on a remote deploy target (`[deploy]`, TOOLS-29).
+ * daemon gracefully (SIGTERM, wait for its exit), restart one, and the same on a remote deploy
+ * target (`[deploy]`, TOOLS-29). A `service_processes` row is data, not a command: a pid is
+ * signalled only while it is still the process that registered (its recorded start time and boot
+ * id, ./daemons.ts), and a restart runs svc's own entry point with arguments rebuilt from the row's
+ * kind, host and port (validated), never the row's stored argv.
  * @module
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { basename, isAbsolute } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config/schema';
 import { resolveTarget } from '../deploy/targets';
 import { SvcError } from '../errors';
 import type { Redactor } from '../redact';
-import { type DaemonKind, type DaemonRegistry, type DaemonView, pidAlive } from './daemons';
+import { checkIdentity, type DaemonKind, type DaemonRegistry, type DaemonView, pidAlive } from './daemons';
 import type { ProcessTracker } from './process-tracker';
 
 /** What the lifecycle operations read (a ToolHost satisfies it). */
 export interface LifecycleHost {
-  readonly daemons: Pick<DaemonRegistry, 'live' | 'get'>;
+  readonly daemons: Pick<DaemonRegistry, 'live' | 'get' | 'list'>;
   readonly processes: Pick<ProcessTracker, 'register'>;
   readonly workspace: string;
   readonly dataDir: string;
@@ -38,6 +41,7 @@ export async function requireLiveDaemon(
   const live = await host.daemons.live(kind);
   if (daemonId) {
     const found = await host.daemons.get(daemonId);
+    if (found && found.stopped_at === null && found.identity_check === 'mismatch') throw staleRow(found);
     if (!found?.alive || (kind && found.kind !== kind)) {
       throw new SvcError(
         'not_found',
@@ -105,25 +109,43 @@ export async function stopDaemons(
   host: LifecycleHost,
   options: { kind?: DaemonKind; daemonId?: string; signal?: AbortSignal },
 ) {
-  const targets = options.daemonId
-    ? [await requireLiveDaemon(host, options.daemonId, options.kind)]
-    : await host.daemons.live(options.kind);
-  if (targets.length === 0)
-    throw new SvcError('not_found', `no live ${options.kind ?? 'service'} daemon in this data dir`);
+  if (options.daemonId) {
+    const daemon = await requireLiveDaemon(host, options.daemonId, options.kind);
+    await stopOne(daemon, options.signal);
+    return { stopped: [{ id: daemon.id, pid: daemon.pid, url: daemon.url }], count: 1, not_signalled: [] };
+  }
+  const targets = await host.daemons.live(options.kind);
+  const stale = (await host.daemons.list()).filter(
+    (d) => d.identity_check === 'mismatch' && (!options.kind || d.kind === options.kind),
+  );
+  const notSignalled: { id: string; pid: number; reason: string }[] = stale.map((d) => ({
+    id: d.id,
+    pid: d.pid,
+    reason: staleRow(d).message,
+  }));
   const stopped: { id: string; pid: number; url: string | null }[] = [];
   for (const daemon of targets) {
-    await stopOne(daemon, options.signal);
-    stopped.push({ id: daemon.id, pid: daemon.pid, url: daemon.url });
+    try {
+      await stopOne(daemon, options.signal);
+      stopped.push({ id: daemon.id, pid: daemon.pid, url: daemon.url });
+    } catch (error) {
+      if (!(SvcError.is(error) && error.code === 'conflict')) throw error;
+      notSignalled.push({ id: daemon.id, pid: daemon.pid, reason: error.message });
+    }
   }
-  return { stopped, count: stopped.length };
+  if (stopped.length === 0) {
+    if (notSignalled.length) throw new SvcError('conflict', notSignalled.map((n) => n.reason).join('; '));
+    throw new SvcError('not_found', `no live ${options.kind ?? 'service'} daemon in this data dir`);
+  }
+  return { stopped, count: stopped.length, not_signalled: notSignalled };
 }
 
 export async function restartDaemon(host: LifecycleHost, daemonId: string | undefined, signal?: AbortSignal) {
   const daemon = await requireLiveDaemon(host, daemonId);
-  if (daemon.argv.length === 0)
-    throw new SvcError('unavailable', `daemon ${daemon.id} recorded no arguments to restart with`);
+  // Everything is checked before the running daemon is stopped.
+  const plan = restartPlan(host, daemon);
   await stopOne(daemon, signal);
-  const started = await spawnDaemon(host, daemon.argv, daemon.cwd ?? host.workspace, signal);
+  const started = await spawnDaemon(host, plan.argv, plan.cwd, signal);
   return {
     restarted: daemon.id,
     kind: daemon.kind,
@@ -133,11 +155,101 @@ export async function restartDaemon(host: LifecycleHost, daemonId: string | unde
   };
 }
 
+/** A hostname or IP literal: letters, digits, dots, hyphens, colons (IPv6), not an option. */
+const HOST_PATTERN = /^(?!-)[A-Za-z0-9.:-]{1,253}$/;
+
+/**
+ * The restart command from the row's kind and listening address only: svc's own entry point
+ * (process.execPath + SVC_BIN or this process's script), this workspace and data dir,
+ * `service start <kind> --port <port> --host <host>`, and `--auth bearer|none` when the old
+ * command had it. The row's cwd must be an existing directory.
+ */
+export function restartPlan(host: LifecycleHost, daemon: DaemonView): { argv: string[]; cwd: string } {
+  const refuse = (why: string) =>
+    new SvcError(
+      'invalid_input',
+      `daemon ${daemon.id}: ${why}; it was not restarted (start it again with svc service start ${daemon.kind === 'autopilot' ? 'autopilot' : 'http'})`,
+    );
+  if (daemon.kind !== 'http' && daemon.kind !== 'autopilot')
+    throw refuse('its kind is not http or autopilot');
+  let url: URL;
+  try {
+    url = new URL(daemon.url ?? '');
+  } catch {
+    throw refuse('it recorded no listening URL');
+  }
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = Number(url.port || (url.protocol === 'http:' ? 80 : Number.NaN));
+  if (
+    url.protocol !== 'http:' ||
+    !HOST_PATTERN.test(hostname) ||
+    !Number.isInteger(port) ||
+    port < 1 ||
+    port > 65535
+  )
+    throw refuse('its recorded URL is not http://<host>:<port>');
+  const cwd = daemon.cwd ?? host.workspace;
+  if (!isAbsolute(cwd) || !isDirectory(cwd))
+    throw refuse(`its working directory ${cwd} is not an existing directory`);
+  const auth = recordedAuth(daemon.argv);
+  return {
+    argv: [
+      svcBin(host),
+      '--cwd',
+      host.workspace,
+      '--data-dir',
+      host.dataDir,
+      'service',
+      'start',
+      daemon.kind,
+      '--port',
+      String(port),
+      '--host',
+      hostname,
+      ...(auth ? ['--auth', auth] : []),
+    ],
+    cwd,
+  };
+}
+
+function recordedAuth(argv: readonly string[]): 'bearer' | 'none' | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const value =
+      argv[i] === '--auth' ? argv[i + 1] : argv[i]?.startsWith('--auth=') ? argv[i].slice(7) : undefined;
+    if (value === 'bearer' || value === 'none') return value;
+  }
+  return undefined;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function staleRow(daemon: DaemonView): SvcError {
+  return new SvcError(
+    'conflict',
+    `daemon ${daemon.id}: pid ${daemon.pid} is no longer the process that registered it (it exited or the pid was reused); the row is stale and nothing was signalled`,
+  );
+}
+
 async function stopOne(daemon: DaemonView, signal?: AbortSignal): Promise<void> {
   if (daemon.self) {
     throw new SvcError(
       'conflict',
       `daemon ${daemon.id} is this process; stop or restart it from another svc process (svc autopilot down, svc daemon restart)`,
+    );
+  }
+  // Checked again right before the signal: the row may be minutes old.
+  const check = checkIdentity(daemon.identity);
+  if (check === 'mismatch') throw staleRow(daemon);
+  if (check === 'unverifiable') {
+    throw new SvcError(
+      'conflict',
+      `daemon ${daemon.id}: its row records no process identity (written by an older svc, or no /proc here), so svc cannot tell pid ${daemon.pid} is still that daemon and did not signal it; check with ps -o pid,lstart,args -p ${daemon.pid} and, if it is the svc daemon, stop it with kill ${daemon.pid} (a daemon started by this svc version can be stopped from svc)`,
     );
   }
   try {
@@ -146,7 +258,7 @@ async function stopOne(daemon: DaemonView, signal?: AbortSignal): Promise<void> 
     if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
   }
   const deadline = Date.now() + STOP_TIMEOUT_MS;
-  while (pidAlive(daemon.pid)) {
+  while (pidAlive(daemon.pid) && checkIdentity(daemon.identity) === 'match') {
     if (Date.now() > deadline) {
       throw new SvcError(
         'timeout',

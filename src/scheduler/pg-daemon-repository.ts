@@ -11,15 +11,15 @@ type Row = DaemonRecord & Record<string, unknown>;
 
 /** Every column but `row_seq`, so a row reads as SQLite's `SELECT *`. */
 const COLUMNS =
-  'id, kind, pid, host, url, argv, worker, started_at, heartbeat_at, stopped_at, stop_reason, status';
+  'id, kind, pid, host, url, argv, worker, started_at, heartbeat_at, stopped_at, stop_reason, status, identity';
 
 export function createPostgresDaemonRepository(deps: { sql: SqlClient }): DaemonRepository {
   const { sql } = deps;
   return {
     async insert(row) {
       await sql.run(
-        `INSERT INTO service_processes (id, kind, pid, host, url, argv, worker, started_at, heartbeat_at, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        `INSERT INTO service_processes (id, kind, pid, host, url, argv, worker, started_at, heartbeat_at, status, identity)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [
           row.id,
           row.kind,
@@ -31,6 +31,7 @@ export function createPostgresDaemonRepository(deps: { sql: SqlClient }): Daemon
           row.started_at,
           row.heartbeat_at,
           row.status,
+          row.identity,
         ],
       );
     },

@@ -240,6 +240,8 @@ export async function daemonReport(app: ToolHost) {
     url: d.url,
     alive: d.alive,
     self: d.self,
+    /** match, mismatch (a stale row: the pid is another process now) or unverifiable (an older row). */
+    identity: d.identity_check,
     worker: d.worker,
     started_at: d.started_at,
     heartbeat_at: d.heartbeat_at,

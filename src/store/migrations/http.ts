@@ -96,4 +96,11 @@ export const httpMigrations: Migration[] = [
       CREATE INDEX service_processes_live ON service_processes(stopped_at, kind);
     `,
   },
+  {
+    id: 303,
+    name: 'service process identity',
+    // The registered process's start time and boot id (JSON): stop and restart signal a pid only
+    // while it is still that process (src/scheduler/lifecycle.ts). Older rows keep NULL.
+    sql: 'ALTER TABLE service_processes ADD COLUMN identity TEXT;',
+  },
 ];

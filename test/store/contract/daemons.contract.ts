@@ -1,7 +1,7 @@
 /**
  * The daemons' storage contract (issue 18): what every backend's `service_processes` answers, run
  * on SQLite and on PostgreSQL by ./daemons.contract.test.ts. Pins: a row round-trips (nulls kept,
- * argv and status the JSON as written, no extra columns), a missing id is undefined, the list is
+ * argv, status and identity the JSON as written, no extra columns), a missing id is undefined, the list is
  * newest first (write order among equal start times), running ones only unless asked, up to the
  * limit; a heartbeat moves heartbeat_at and status; a stopped row keeps its first stop.
  */
@@ -28,6 +28,7 @@ const daemon = (id: string, patch: Partial<NewDaemon> = {}): NewDaemon => ({
   started_at: 1_000,
   heartbeat_at: 1_000,
   status: '{"cwd":"/w"}',
+  identity: '{"start_time":123,"boot_id":"b-1"}',
   ...patch,
 });
 
@@ -51,6 +52,9 @@ export function daemonsContract(open: OpenDaemonRepository): void {
         stop_reason: null,
       };
       expect(await rows.get('dmn_1')).toEqual(expected);
+      // A row without an identity (as older rows are) keeps its null.
+      await rows.insert(daemon('dmn_old', { identity: null }));
+      expect((await rows.get('dmn_old'))?.identity).toBeNull();
       expect(await rows.get('dmn_none')).toBeUndefined();
     }),
   );

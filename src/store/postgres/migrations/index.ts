@@ -25,6 +25,7 @@ import { queueAfterClaimLockDdl } from './queue-after-claim-lock';
 import { runEventsSetDdl } from './run-events-set';
 import { runLastSeqDdl } from './run-last-seq';
 import { runOrderDdl } from './run-order';
+import { serviceIdentityDdl } from './service-identity';
 import {
   adaptiveChangesDdl,
   sessionChangesDdl,
@@ -55,4 +56,5 @@ export const postgresMigrations: readonly Migration[] = [
   { id: 47, name: 'session event appends of one session without the lock loop', sql: appendAcrossOneDdl },
   { id: 48, name: "a run's highest event seq read after its row's lock", sql: runLastSeqDdl },
   { id: 49, name: 'change notifications of sessions without inserts', sql: sessionChangesWithoutInsertDdl },
+  { id: 50, name: 'service process identity', sql: serviceIdentityDdl },
 ];
