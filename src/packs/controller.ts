@@ -13,7 +13,7 @@ import { startHookDispatch } from './hook-dispatch';
 import { describeActivePack, listPacks } from './listing';
 import { createPackCore } from './pack-core';
 import { appliedFor, safeAppliedLookup } from './pack-hydration';
-import { activatePack, packSnapshot } from './pack-operations';
+import { activatePack, packSnapshot, previewPack } from './pack-operations';
 import { emptyRow } from './store';
 import type { PackController, PackControllerDeps } from './types';
 
@@ -62,7 +62,9 @@ export function createPackController(deps: PackControllerDeps): PackController {
 
     mutationUnavailable: core.mutationUnavailable,
 
-    activate: async (sessionId, ref) => await activatePack(core, sessionId, ref),
+    preview: async (sessionId, ref) => await previewPack(core, sessionId, ref),
+
+    activate: async (sessionId, ref, approved) => await activatePack(core, sessionId, ref, approved),
 
     async clear(sessionId) {
       core.requireEnabled();

@@ -5,10 +5,12 @@
  * @module
  */
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
+import { approvalDigest, type HookFile, hookFiles } from './approval';
 import type { ResolvedRef } from './discovery';
-import { type PackDiagnostic, type ParsedManifest, parseManifestText } from './manifest';
+import { type PackDiagnostic, type PackManifest, type ParsedManifest, parseManifestText } from './manifest';
 import type { PackRow, PackStore } from './store';
 import type { AppliedPack, PackControllerDeps } from './types';
 
@@ -39,6 +41,13 @@ export interface PackCore {
   save(row: PackRow): Promise<void>;
   loadManifest(manifestPath: string, options: ManifestLoadOptions): ParsedManifest;
   loadResolved(resolved: ResolvedRef): ParsedManifest;
+  /** The approval digest of a valid manifest (./approval.ts), and the hook files it pins. */
+  approvalOf(
+    manifest: PackManifest,
+    textDigest: string,
+    manifestPath: string,
+    overrides: Record<string, unknown> | undefined,
+  ): { digest: string; files: HookFile[] };
   discoveryEnv(): {
     workspace: string;
     env: Readonly<Record<string, string | undefined>>;
@@ -118,6 +127,10 @@ export function createPackCore(deps: PackControllerDeps): PackCore {
         overrides: resolved.preset_id ? resolved.overrides : undefined,
         presetId: resolved.preset_id || undefined,
       }),
+    approvalOf(manifest, textDigest, manifestPath, overrides) {
+      const files = hookFiles(manifest, deps.workspace, dirname(manifestPath));
+      return { digest: approvalDigest(textDigest, overrides, files), files };
+    },
     discoveryEnv: () => ({
       workspace: deps.workspace,
       env: deps.env,

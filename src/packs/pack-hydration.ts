@@ -5,6 +5,7 @@
  */
 import { basename, dirname } from 'node:path';
 import { summarize } from './apply';
+import { stillApproved } from './approval';
 import type { ParsedManifest } from './manifest';
 import { describeError, firstError, type PackCore, sameOutcome } from './pack-core';
 import type { PackRow } from './store';
@@ -53,6 +54,11 @@ export async function hydrate(core: PackCore, row: PackRow): Promise<PackRow> {
     return (await core.readRow(row.session_id)) ?? next;
   }
   const manifest = parsed.manifest;
+  const overrides = preset ? (preset.overrides ?? {}) : undefined;
+  const approval = core.approvalOf(manifest, parsed.digest, row.manifest_path, overrides);
+  if (!stillApproved(row.digest, { approval: approval.digest, text: parsed.digest })) {
+    return await needsApproval(core, row);
+  }
   applied.set(row.session_id, {
     session_id: row.session_id,
     ref_revision: row.ref_revision,
@@ -65,7 +71,6 @@ export async function hydrate(core: PackCore, row: PackRow): Promise<PackRow> {
   const next: PackRow = {
     ...row,
     pack_name: manifest.name,
-    digest: parsed.digest,
     summary: summarize(manifest),
     last_action: 'hydrate',
     failure_state: keepValidation ? row.failure_state : '',
@@ -77,6 +82,38 @@ export async function hydrate(core: PackCore, row: PackRow): Promise<PackRow> {
   return (await core.readRow(row.session_id)) ?? next;
 }
 
+/**
+ * The manifest, the preset's overrides or a file the hooks run changed since the pack was
+ * approved: nothing of it applies until someone activates it again (and sees the new version).
+ */
+async function needsApproval(core: PackCore, row: PackRow): Promise<PackRow> {
+  core.applied.delete(row.session_id);
+  const again = row.preset_id || row.requested || row.pack_name;
+  const reason = `pack "${row.pack_name}" changed since it was approved (${row.manifest_path}, its preset's overrides or a file its hooks run), so it is not applied; review and approve it again with session_set_pack pack_path_or_name="${again}" (TUI: /pack), or clear it with session_clear_pack`;
+  const next: PackRow = {
+    ...row,
+    last_action: 'hydrate',
+    failure_state: 'approval_required',
+    failure_reason: reason,
+    diagnostics: [
+      {
+        section: 'pack',
+        field: 'digest',
+        level: 'error',
+        message: 'the pack changed since it was approved; activate it again to review and approve it',
+      },
+    ],
+  };
+  if (!sameOutcome(row, next)) {
+    await core.save({ ...next, updated_at: core.now() });
+    core.log.warn('pack changed since approval: not applied', {
+      session_id: row.session_id,
+      pack: row.pack_name,
+    });
+  }
+  return (await core.readRow(row.session_id)) ?? next;
+}
+
 /** The row after making sure this process applies what it references. */
 export async function ensureApplied(core: PackCore, row: PackRow): Promise<PackRow> {
   if (!row.active) {
@@ -84,7 +121,8 @@ export async function ensureApplied(core: PackCore, row: PackRow): Promise<PackR
     return row;
   }
   const current = core.applied.get(row.session_id);
-  if (current && current.ref_revision === row.ref_revision && row.failure_state !== 'hydration_failed') {
+  const failed = row.failure_state === 'hydration_failed' || row.failure_state === 'approval_required';
+  if (current && current.ref_revision === row.ref_revision && !failed) {
     return row;
   }
   return await hydrate(core, row);

@@ -1,17 +1,19 @@
 /**
  * The pack controller's larger operations: the operating-mode snapshot (and its posture form)
- * and activating a pack for a session.
+ * and activating a pack for a session (its approval preview first).
  * @module
  */
 import { SvcError } from '../errors';
 import type { SessionStore } from '../sessions/session-store';
 import { summarize } from './apply';
-import { resolveRef, sourceOf } from './discovery';
+import { approvalDetails } from './approval';
+import { type ResolvedRef, resolveRef, sourceOf } from './discovery';
 import type { PackDiagnostic } from './manifest';
 import { describeError, firstError, mutationDiagnostic, type PackCore } from './pack-core';
 import { ensureApplied } from './pack-hydration';
 import { buildSnapshot, type OperatingModeSnapshot, type OperatingModeState } from './snapshot';
 import { emptyRow, type PackRow } from './store';
+import type { PackPreview } from './types';
 
 export async function packSnapshot(
   core: PackCore,
@@ -87,10 +89,45 @@ export async function packSnapshot(
   );
 }
 
+/**
+ * What activating `ref` would apply, for the approval ask: the pack's details and the digest to
+ * hand to `activatePack`. undefined when the reference does not resolve to a valid manifest
+ * (activation then fails and applies nothing). Records nothing.
+ */
+export async function previewPack(
+  core: PackCore,
+  sessionId: string,
+  ref: string,
+): Promise<PackPreview | undefined> {
+  core.requireEnabled();
+  await core.deps.sessions.require(sessionId);
+  const presets = core.deps.config().options.operating_mode_presets;
+  const resolved = resolveRef(ref, { ...core.discoveryEnv(), presets });
+  if (!resolved) return undefined;
+  const parsed = core.loadResolved(resolved);
+  if (!parsed.manifest) return undefined;
+  const path = resolved.target.manifest_path;
+  const approval = core.approvalOf(parsed.manifest, parsed.digest, path, overridesOf(resolved));
+  return {
+    pack_name: parsed.manifest.name,
+    digest: approval.digest,
+    details: approvalDetails(parsed.manifest, {
+      manifest_path: path,
+      preset_id: resolved.preset_id,
+      files: approval.files,
+    }),
+  };
+}
+
+/**
+ * Activate a pack. With `approved` (the digest of the preview the user approved), a pack whose
+ * manifest or hook files changed since that preview is refused: what was approved is what applies.
+ */
 export async function activatePack(
   core: PackCore,
   sessionId: string,
   ref: string,
+  approved?: { digest: string },
 ): Promise<{ status: 'activated'; session_id: string; pack_name: string }> {
   core.requireEnabled();
   await core.deps.sessions.require(sessionId);
@@ -135,6 +172,15 @@ export async function activatePack(
     );
   }
   const manifest = parsed.manifest;
+  const path = resolved.target.manifest_path;
+  const approval = core.approvalOf(manifest, parsed.digest, path, overridesOf(resolved));
+  if (approved && approved.digest !== approval.digest) {
+    throw new SvcError(
+      'conflict',
+      `pack "${manifest.name}" changed while its activation was awaiting approval (${path} or a file its hooks run); nothing was applied: activate it again to review the new version`,
+      { details: { requested: ref } },
+    );
+  }
   const row: PackRow = {
     session_id: sessionId,
     active: true,
@@ -143,7 +189,8 @@ export async function activatePack(
     manifest_path: resolved.target.manifest_path,
     source: sourceOf(resolved.target.manifest_path, core.discoveryEnv()),
     preset_id: resolved.preset_id,
-    digest: parsed.digest,
+    // What was approved: the hydration of another process applies the pack only while it matches.
+    digest: approval.digest,
     summary: summarize(manifest),
     ref_revision: current.ref_revision + 1,
     last_action: 'activate',
@@ -163,6 +210,10 @@ export async function activatePack(
   });
   core.log.info('pack activated', { session_id: sessionId, pack: manifest.name, preset: row.preset_id });
   return { status: 'activated', session_id: sessionId, pack_name: ref };
+}
+
+function overridesOf(resolved: ResolvedRef): Record<string, unknown> | undefined {
+  return resolved.preset_id ? resolved.overrides : undefined;
 }
 
 async function fail(

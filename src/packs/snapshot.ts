@@ -18,6 +18,7 @@ export const OPERATING_MODE_STATES = [
   'validation_failed',
   'persistence_unavailable',
   'hydration_failed',
+  'approval_required',
   'disabled',
   'mutation_unavailable',
   'unavailable',
@@ -58,6 +59,7 @@ const REASON_STATES: readonly OperatingModeState[] = [
   'validation_failed',
   'persistence_unavailable',
   'hydration_failed',
+  'approval_required',
 ];
 
 export interface SnapshotInput {
@@ -72,8 +74,12 @@ export interface SnapshotInput {
 
 export function buildSnapshot(input: SnapshotInput, redactor: Redactor): OperatingModeSnapshot {
   const row = input.row;
-  // A pack is in force unless its hydration failed; a failed activation keeps the previous pack.
-  const inForce = row?.active === true && row.failure_state !== 'hydration_failed';
+  // A pack is in force unless its hydration failed or it changed since it was approved; a failed
+  // activation keeps the previous pack.
+  const inForce =
+    row?.active === true &&
+    row.failure_state !== 'hydration_failed' &&
+    row.failure_state !== 'approval_required';
   const summary = inForce ? row.summary : EMPTY_SUMMARY;
   const reason = REASON_STATES.includes(input.state) ? input.reason || row?.failure_reason : undefined;
   const snapshot: OperatingModeSnapshot = {

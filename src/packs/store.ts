@@ -12,7 +12,7 @@ import type { PackDiagnostic } from './manifest';
 
 export const LAST_ACTIONS = ['activate', 'clear', 'hydrate'] as const;
 export type LastAction = (typeof LAST_ACTIONS)[number];
-export const FAILURE_STATES = ['validation_failed', 'hydration_failed'] as const;
+export const FAILURE_STATES = ['validation_failed', 'hydration_failed', 'approval_required'] as const;
 export type FailureState = (typeof FAILURE_STATES)[number];
 
 /** Metadata-only summary of a pack (spec, Operating mode snapshot: counts and names, no bodies). */
@@ -59,6 +59,10 @@ export interface PackRow {
   manifest_path: string;
   source: string;
   preset_id: string;
+  /**
+   * What was approved at activation (./approval.ts `approvalDigest`; a row from before approval
+   * digests: the manifest text's digest).
+   */
   digest: string;
   summary: PackSummary;
   /** Bumped whenever the reference itself changes (activate, clear): process caches key on it. */

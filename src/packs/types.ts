@@ -11,6 +11,7 @@ import type { Redactor } from '../redact';
 import type { CommandSpawner } from '../sandbox/spawn';
 import type { SessionStore } from '../sessions/session-store';
 import type { Clock } from '../util/ids';
+import type { ApprovalDetails } from './approval';
 import type { PackManifest, ToolNames } from './manifest';
 import type { OperatingModeSnapshot } from './snapshot';
 import type { HookRun, PackStore } from './store';
@@ -34,6 +35,14 @@ export interface PackControllerDeps {
   pluginPackDirs?: () => readonly string[];
   /** Starts hook commands like every command svc runs (OS sandbox, scrubbed environment). */
   spawner?: CommandSpawner;
+}
+
+/** What activating a pack would apply, for its approval ask (`PackController.preview`). */
+export interface PackPreview {
+  pack_name: string;
+  /** Pass to `activate` as the approved digest. */
+  digest: string;
+  details: ApprovalDetails;
 }
 
 /** A pack in force in this process for one session. */
@@ -108,10 +117,20 @@ export interface PackController {
    * undefined when packs can be activated and cleared here.
    */
   mutationUnavailable(): string | undefined;
-  /** Activate a pack by preset id, path or name; a failure records `validation_failed` and throws. */
+  /**
+   * What activating `ref` would apply, for the approval ask (hooks and their commands, policy,
+   * …: ./approval.ts), and the digest to pass to `activate`; undefined when it does not resolve to
+   * a valid manifest. Records nothing.
+   */
+  preview(sessionId: string, ref: string): Promise<PackPreview | undefined>;
+  /**
+   * Activate a pack by preset id, path or name; a failure records `validation_failed` and throws.
+   * With `approved` (a preview's digest), a pack that changed since that preview is refused.
+   */
   activate(
     sessionId: string,
     ref: string,
+    approved?: { digest: string },
   ): Promise<{ status: 'activated'; session_id: string; pack_name: string }>;
   clear(sessionId: string): Promise<{ status: 'cleared'; session_id: string }>;
   /** Metadata of the session's pack in force (never preamble, hook commands or rule bodies). */

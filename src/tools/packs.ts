@@ -15,6 +15,7 @@ import { discoverPacks } from '../packs/discovery';
 import { controllerlessPosture, type OperatingModeSnapshot } from '../packs/snapshot';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
+import { printable } from '../util/terminal-text';
 import {
   type AnyTool,
   defineTool,
@@ -147,13 +148,24 @@ export const sessionSetPack = defineTool({
     // spec: a coordinator without the pack-mutation provider answers 503, before anything else.
     const readOnly = packs.mutationUnavailable();
     if (readOnly) throw new SvcError('unavailable', readOnly);
-    await ctx.ask({
-      tool: 'session_set_pack',
-      title: `activate operating pack ${input.pack_path_or_name}`,
-      scope: `session_set_pack:${sessionId}`,
-      details: { session_id: sessionId, pack_path_or_name: input.pack_path_or_name },
-    });
-    return await packs.activate(sessionId, input.pack_path_or_name);
+    // The ask shows what the pack will run (hook commands, policy…); what is activated must be
+    // what was shown. A reference that does not validate is not asked about: it fails and applies
+    // nothing (an empty digest: it cannot become valid between here and there unseen).
+    const preview = await packs.preview(sessionId, input.pack_path_or_name);
+    if (preview) {
+      await ctx.ask({
+        tool: 'session_set_pack',
+        title: `activate operating pack ${printable(preview.pack_name)} (${preview.details.hooks.length} hook(s))`,
+        // A session-wide grant covers this very pack content only, never another pack's hooks.
+        scope: `session_set_pack:${sessionId}:${preview.digest}`,
+        details: {
+          session_id: sessionId,
+          pack_path_or_name: printable(input.pack_path_or_name),
+          ...preview.details,
+        },
+      });
+    }
+    return await packs.activate(sessionId, input.pack_path_or_name, { digest: preview?.digest ?? '' });
   },
 });
 
