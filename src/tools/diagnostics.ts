@@ -89,7 +89,8 @@ export const diagnostics = defineTool({
       (d) =>
         `${result.path}:${d.line}:${d.column} ${d.severity}: ${d.message}${d.source ? ` [${d.source}${d.code !== undefined ? ` ${d.code}` : ''}]` : ''}`,
     );
-    return `${head}${lines.join('\n')}\n(${result.counts.error} errors, ${result.counts.warning} warnings)`;
+    const dropped = result.dropped ? `; ${result.dropped} more not kept (the most per file)` : '';
+    return `${head}${lines.join('\n')}\n(${result.counts.error} errors, ${result.counts.warning} warnings${dropped})`;
   },
 });
 

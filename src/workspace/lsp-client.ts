@@ -1,14 +1,15 @@
 /**
- * One language server process: stdio JSON-RPC with Content-Length framing, the initialize
- * handshake, document sync, pulled or pushed diagnostics (a clean document of a server that stays
- * silent while a list stays empty is opened again: lsp-quirks.ts), and plain requests (rename,
- * references, definition) for the semantic edits.
+ * One language server process: stdio JSON-RPC with Content-Length framing (lsp-limits.ts: one
+ * breaking a limit is stopped), the initialize handshake, document sync, pulled or pushed
+ * diagnostics (a clean document of a server that stays silent while a list stays empty is opened
+ * again: lsp-quirks.ts), and plain requests (rename, references, definition) for the semantic edits.
  * @module
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import type { LspServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
+import { evictOldest, FrameLimitError, keptDiagnostics, LspFrames } from './lsp-limits';
 import { cannotStart, type LspQuirks, quirksOf } from './lsp-quirks';
 import { offersTsserver, type RawDiagnostic, tsserverLists } from './lsp-tsserver';
 
@@ -49,7 +50,7 @@ export class LspClient {
   private syncs = 0;
   private readonly published = new Map<
     string,
-    { diagnostics: RawDiagnostic[]; at: number; afterSyncs: number }
+    { diagnostics: RawDiagnostic[]; dropped: number; at: number; afterSyncs: number }
   >();
   private readonly listeners = new Set<(uri: string) => void>();
   /**
@@ -57,7 +58,9 @@ export class LspClient {
    * publishes for them meanwhile is about the closed document (an empty list), not the new text.
    */
   private readonly reopening = new Set<string>();
-  private buffer = Buffer.alloc(0);
+  private readonly frames = new LspFrames();
+  /** Why svc stopped the server (it broke a limit): what its requests are answered with. */
+  private failure: SvcError | undefined;
   private capabilities: Record<string, unknown> = {};
   private exitedFlag = false;
   /** The server once failed to pass diagnostics requests on to tsserver: it is not asked again. */
@@ -182,7 +185,7 @@ export class LspClient {
     languageId: string,
     text: string,
     options: { waitMs: number; signal?: AbortSignal },
-  ): Promise<{ diagnostics: Diagnostic[]; complete: boolean }> {
+  ): Promise<{ diagnostics: Diagnostic[]; complete: boolean; dropped?: number }> {
     if (this.asksTsserver()) {
       const asked = await this.askTsserver(uri, languageId, text, options);
       if (asked) return asked;
@@ -205,7 +208,7 @@ export class LspClient {
         )) as {
           items?: RawDiagnostic[];
         };
-        return { diagnostics: (report?.items ?? []).map(convert), complete: true };
+        return answer(keptDiagnostics(report?.items), true);
       } catch (error) {
         if (!SvcError.is(error) || error.code !== 'timeout') throw error;
         return { diagnostics: [], complete: false };
@@ -222,7 +225,7 @@ export class LspClient {
         resolve(value);
       };
       const listener = (published: string) => {
-        if (this.exitedFlag) return finish(false);
+        if (this.exitedFlag || this.failure) return finish(false);
         if (published !== uri) return;
         if (quiet) clearTimeout(quiet);
         quiet = setTimeout(() => finish(true), QUIET_MS);
@@ -235,10 +238,11 @@ export class LspClient {
         quiet = setTimeout(() => finish(true), Math.max(0, answered + QUIET_MS - Date.now()));
     });
     if (options.signal?.aborted) throw new SvcError('cancelled', 'diagnostics was cancelled');
+    if (this.failure) throw this.failure;
     if (this.exitedFlag && !complete) {
       throw new SvcError('unavailable', `language server ${this.id} exited before it reported diagnostics`);
     }
-    return { diagnostics: (this.published.get(uri)?.diagnostics ?? []).map(convert), complete };
+    return answer(this.published.get(uri) ?? { diagnostics: [], dropped: 0 }, complete);
   }
 
   /**
@@ -263,7 +267,7 @@ export class LspClient {
     languageId: string,
     text: string,
     options: { waitMs: number; signal?: AbortSignal },
-  ): Promise<{ diagnostics: Diagnostic[]; complete: boolean } | undefined> {
+  ): Promise<{ diagnostics: Diagnostic[]; complete: boolean; dropped?: number } | undefined> {
     if (this.texts.get(uri) !== text) this.sync(uri, languageId, text);
     let lists: RawDiagnostic[] | undefined;
     try {
@@ -279,7 +283,7 @@ export class LspClient {
       this.tsserverFailed = true;
       return undefined;
     }
-    return { diagnostics: lists.map(convert), complete: true };
+    return answer(keptDiagnostics(lists), true);
   }
 
   /**
@@ -375,6 +379,7 @@ export class LspClient {
   }
 
   request(method: string, params: unknown, timeoutMs: number): Promise<unknown> {
+    if (this.failure) return Promise.reject(this.failure);
     if (this.exitedFlag)
       return Promise.reject(new SvcError('unavailable', `language server ${this.id} is not running`));
     const id = this.nextId++;
@@ -412,34 +417,26 @@ export class LspClient {
   }
 
   private onData(chunk: Buffer): void {
-    this.buffer = Buffer.concat([this.buffer, chunk]);
-    for (;;) {
-      const headerEnd = this.buffer.indexOf('\r\n\r\n');
-      if (headerEnd < 0) return;
-      const length = Number(
-        /Content-Length:\s*(\d+)/i.exec(this.buffer.subarray(0, headerEnd).toString())?.[1],
-      );
-      if (!Number.isFinite(length)) {
-        this.buffer = this.buffer.subarray(headerEnd + 4);
-        continue;
-      }
-      if (this.buffer.length < headerEnd + 4 + length) return;
-      const body = this.buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString('utf8');
-      this.buffer = this.buffer.subarray(headerEnd + 4 + length);
-      let message: {
-        id?: number;
-        method?: string;
-        params?: any;
-        result?: unknown;
-        error?: { message: string };
-      };
-      try {
-        message = JSON.parse(body);
-      } catch {
-        continue; // a garbled frame from the server: skip it
-      }
-      this.dispatch(message);
+    if (this.failure) return;
+    let messages: unknown[];
+    try {
+      messages = this.frames.push(chunk);
+    } catch (error) {
+      if (!(error instanceof FrameLimitError)) throw error;
+      this.fail(error.message);
+      return;
     }
+    for (const message of messages) this.dispatch(message as Parameters<LspClient['dispatch']>[0]);
+  }
+
+  /** The server broke a limit (`why`): everything waiting on it gets that error, and it is killed. */
+  private fail(why: string): void {
+    const error = new SvcError('unavailable', `language server ${this.id} ${why}; svc stopped it`);
+    this.failure = error;
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+    for (const listener of this.listeners) listener('');
+    this.signalGroup('SIGKILL');
   }
 
   private dispatch(message: {
@@ -463,11 +460,10 @@ export class LspClient {
     if (message.method === 'textDocument/publishDiagnostics') {
       const uri = message.params?.uri as string;
       if (this.reopening.has(uri)) return;
-      this.published.set(uri, {
-        diagnostics: message.params?.diagnostics ?? [],
-        at: Date.now(),
-        afterSyncs: this.syncs,
-      });
+      const kept = keptDiagnostics(message.params?.diagnostics);
+      this.published.delete(uri); // re-inserted last: the map stays in publish order
+      this.published.set(uri, { ...kept, at: Date.now(), afterSyncs: this.syncs });
+      evictOldest(this.published, uri);
       for (const listener of this.listeners) listener(uri);
       return;
     }
@@ -480,6 +476,12 @@ export class LspClient {
       else pending.resolve(message.result);
     }
   }
+}
+
+/** A diagnostics answer: `dropped` only when the server reported more than svc keeps. */
+function answer(kept: { diagnostics: RawDiagnostic[]; dropped: number }, complete: boolean) {
+  const diagnostics = kept.diagnostics.map(convert);
+  return kept.dropped ? { diagnostics, complete, dropped: kept.dropped } : { diagnostics, complete };
 }
 
 export function convert(d: RawDiagnostic): Diagnostic {

@@ -32,6 +32,8 @@ export interface DiagnosticsResult {
   counts: Record<Diagnostic['severity'], number>;
   /** False when the server did not answer within the wait (the list may be partial). */
   complete: boolean;
+  /** Diagnostics the server reported beyond what svc keeps for one file (lsp-limits.ts). */
+  dropped?: number;
 }
 
 /** A server's live state, for the status readout. */
@@ -212,12 +214,19 @@ export function createLanguageServers(deps: {
           `path: no language server handles .${ext} files here; svc config show-lsp lists the servers, or add one, e.g. [lsp.typescript] command = "typescript-language-server", args = ["--stdio"], extensions = ["ts", "tsx"]`,
         );
       }
-      const { diagnostics, complete } = await using(server, (lsp) =>
+      const { diagnostics, complete, dropped } = await using(server, (lsp) =>
         lsp.diagnose(pathToFileURL(target.abs).href, languageId(server, target.abs), text, options),
       );
       const counts = { error: 0, warning: 0, information: 0, hint: 0 };
       for (const d of diagnostics) counts[d.severity]++;
-      return { path: target.rel, server: server.id, diagnostics, counts, complete };
+      return {
+        path: target.rel,
+        server: server.id,
+        diagnostics,
+        counts,
+        complete,
+        ...(dropped ? { dropped } : {}),
+      };
     },
     async withClient(target, text, fn) {
       const server = serverOf(target.abs);
