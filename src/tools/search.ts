@@ -201,7 +201,8 @@ export const search = defineTool({
 });
 
 function renderNavigation(result: (ReferencesResult | DefinitionResult) & { mode: string }): string {
-  const at = (l: CodeLocation) => `${l.path}:${l.line}:${l.column}: ${l.text}`;
+  const at = (l: CodeLocation) =>
+    `${l.path}:${l.line}:${l.column}: ${l.text_withheld ? `(text not read: ${l.text_withheld})` : l.text}`;
   const engine = result.engine === 'lsp' ? `language server ${result.server}` : 'tree-sitter (by name)';
   const note = result.note ? `\nNote: ${result.note}` : '';
   if ('references' in result) {

@@ -24,8 +24,10 @@ export interface CodeLocation {
   column: number;
   end_line: number;
   end_column: number;
-  /** The line's text, trimmed. */
+  /** The line's text, trimmed ('' when withheld). */
   text: string;
+  /** Why the line's text is not shown: the location is outside the workspace or protected. */
+  text_withheld?: string;
 }
 
 interface Position {
@@ -231,13 +233,37 @@ function toLocations(paths: PathResolver, raw: unknown): CodeLocation[] {
     const uri = 'uri' in item ? item.uri : item.targetUri;
     const range = 'uri' in item ? item.range : (item.targetSelectionRange ?? item.targetRange);
     const abs = uri.startsWith('file:') ? fileURLToPath(uri) : uri;
-    return {
+    const place = {
       path: paths.contains(abs) ? paths.display(abs) : abs,
       line: range.start.line + 1,
       column: range.start.character + 1,
       end_line: range.end.line + 1,
       end_column: range.end.character + 1,
-      text: lineOf(abs, range.start.line),
     };
+    const readable = readableLocation(paths, uri, abs);
+    if ('withheld' in readable) return { ...place, text: '', text_withheld: readable.withheld };
+    return { ...place, text: lineOf(readable.abs, range.start.line) };
   });
+}
+
+/**
+ * A location the server named is read (for its line's text) only as the read tool would read it,
+ * and only inside the workspace: the server chose the file, not the user. A protected location
+ * (svc's data dir, the sandbox deny list) or one outside the workspace keeps its place, not its text.
+ */
+function readableLocation(
+  paths: PathResolver,
+  uri: string,
+  abs: string,
+): { abs: string } | { withheld: string } {
+  if (!uri.startsWith('file:')) return { withheld: 'not a file: URI' };
+  try {
+    const target = paths.resolve(abs, 'location');
+    return target.inside ? { abs: target.abs } : { withheld: 'outside the workspace' };
+  } catch (error) {
+    const details = SvcError.is(error) ? error.details : undefined;
+    if (details?.reason === 'protected_path')
+      return { withheld: `in ${String(details.protected)}, which svc's tools never read` };
+    return { withheld: 'outside the workspace' };
+  }
 }

@@ -4,8 +4,12 @@
  *   error naming the size and the limit (nothing of the body is buffered);
  * - what is kept of one file's diagnostics is capped (errors first, long messages cut), and the
  *   answer says how many were not kept;
+ * - a definition or reference the server places outside the workspace or in a protected location
+ *   keeps its place, not its text, and says why.
  */
-import { resolve } from 'node:path';
+import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolHarness } from './harness';
 
@@ -39,5 +43,47 @@ describe('limits on what a language server sends', () => {
     const long = result.diagnostics.find((d: { message: string }) => d.message.startsWith('problem 1 '));
     expect(long.message).toHaveLength(2001);
     expect(h.modelText('diagnostics', result)).toContain('(1000 errors, 0 warnings; 2000 more not kept');
+  });
+});
+
+describe('locations a language server names', () => {
+  it('outside the workspace or in a protected location: the place, not the text, and why', async () => {
+    const outside = realpathSync(mkdtempSync(join(tmpdir(), 'svc-lsp-outside-')));
+    writeFileSync(join(outside, 'far.ts'), 'export const FAR_SECRET = 1;\n');
+    const dataDir = realpathSync(mkdtempSync(join(tmpdir(), 'svc-lsp-data-')));
+    writeFileSync(join(dataDir, 'notes.ts'), 'DATA_DIR_SECRET\n');
+    const h = await toolHarness({
+      files: FILES,
+      dataDir,
+      config: {
+        ...lsp([], {
+          LOCATION_FILES: ['src/b.ts', join(outside, 'far.ts'), join(dataDir, 'notes.ts')].join(','),
+        }),
+        permissions: { allow_outside_workspace: true },
+      },
+    });
+    const definition = await h.call('search', {
+      mode: 'symbol-definition',
+      path: 'src/a.ts',
+      line: 1,
+      column: 14,
+    });
+    expect(definition.engine).toBe('lsp');
+    expect(definition.definitions).toEqual([
+      expect.objectContaining({ path: 'src/b.ts', line: 1, text: 'export const other = total;' }),
+      expect.objectContaining({
+        path: join(outside, 'far.ts'),
+        text: '',
+        text_withheld: 'outside the workspace',
+      }),
+      expect.objectContaining({
+        path: join(dataDir, 'notes.ts'),
+        text: '',
+        text_withheld: expect.stringMatching(/which svc's tools never read$/),
+      }),
+    ]);
+    const shown = h.modelText('search', definition);
+    expect(shown).not.toMatch(/FAR_SECRET|DATA_DIR_SECRET/);
+    expect(shown).toContain(`${join(outside, 'far.ts')}:1:1: (text not read: outside the workspace)`);
   });
 });
