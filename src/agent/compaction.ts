@@ -8,13 +8,13 @@
 
 import { SvcError, toSvcError } from '../errors';
 import type { Message } from '../sessions/session-store';
+import { renderTranscript, summaryRequest, transcriptNonce } from './compaction-transcript';
 import type { AgentHost } from './deps';
 import { historyMessages, textOf } from './history';
 import { SUMMARY_PROMPT } from './system-prompt.prompt';
 
 /** Longest transcript sent to the summarizer; the middle is cut first. */
 const MAX_TRANSCRIPT_CHARS = 240_000;
-const MAX_TOOL_OUTPUT_CHARS = 2_000;
 /** Share of the summarizing model's window the transcript may take (the rest: prompt and answer). */
 const TRANSCRIPT_WINDOW_SHARE = 0.5;
 /** Auto-compactions that may fail in one run before it stops trying (docs/compaction.md). */
@@ -52,11 +52,14 @@ export async function compactHistory(
   }
   const model = await resolveSmallModel(app, session.model, input);
   const window = model.info.context_window ?? 0;
+  // Tool output in the transcript is fenced with a nonce it cannot know (compaction-transcript.ts).
+  const nonce = transcriptNonce();
   const transcript = renderTranscript(
     messages,
     window > 0
       ? Math.min(MAX_TRANSCRIPT_CHARS, Math.floor(window * 4 * TRANSCRIPT_WINDOW_SHARE))
       : MAX_TRANSCRIPT_CHARS,
+    nonce,
   );
   const ai = await import('ai');
   let result: Awaited<ReturnType<typeof ai.generateText>>;
@@ -64,7 +67,7 @@ export async function compactHistory(
     result = await ai.generateText({
       model: model.language_model,
       system: SUMMARY_PROMPT,
-      prompt: `Summarize this conversation.\n\n${transcript}`,
+      prompt: summaryRequest(transcript, nonce),
       abortSignal: input.signal,
       maxRetries: 2,
     });
@@ -164,49 +167,4 @@ function withLatestRequest(summary: string, messages: readonly Message[], covers
   const last = messages.findLast((m) => m.role === 'user');
   const request = last ? textOf(last.parts).trim() : '';
   return request ? `${summary}\n\n${LATEST_REQUEST_HEADING}\n${request}` : summary;
-}
-
-function renderTranscript(messages: readonly Message[], maxChars: number): string {
-  const lines: string[] = [];
-  for (const message of messages) {
-    if (message.role === 'system') {
-      lines.push(`[earlier summary]\n${textOf(message.parts)}`);
-      continue;
-    }
-    for (const part of message.parts) {
-      switch (part.type) {
-        case 'text':
-          if (part.text.trim()) lines.push(`[${message.role}]\n${part.text}`);
-          break;
-        case 'reasoning':
-          break;
-        case 'tool-call':
-          lines.push(`[tool call ${part.tool}] ${clip(JSON.stringify(part.input ?? {}), 1000)}`);
-          break;
-        case 'tool-result':
-          lines.push(
-            `[tool result ${part.tool}${part.is_error ? ', error' : ''}] ${clip(String(part.output ?? ''), MAX_TOOL_OUTPUT_CHARS)}`,
-          );
-          break;
-        case 'file':
-          lines.push(`[file ${part.path ?? part.media_type}]`);
-          break;
-        case 'error':
-          lines.push(`[error] ${part.message}`);
-          break;
-        default: {
-          const exhaustive: never = part;
-          throw new Error(`unknown part ${JSON.stringify(exhaustive)}`);
-        }
-      }
-    }
-  }
-  const transcript = lines.join('\n\n');
-  if (transcript.length <= maxChars) return transcript;
-  const half = Math.floor(maxChars / 2);
-  return `${transcript.slice(0, half)}\n\n[… ${transcript.length - 2 * half} characters of the middle left out …]\n\n${transcript.slice(-half)}`;
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
