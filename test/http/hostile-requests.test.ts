@@ -6,7 +6,9 @@
  *   and a heartbeat until the server ended, and an attached session's permission requests waited);
  * - with no token (`--auth none`) a request addressed to another host name (DNS rebinding) or sent
  *   by another origin's page (CSRF: a `text/plain` POST needs no preflight) is a 403 naming why;
- *   curl-like clients and the server's own pages pass, and a token turns the guard off;
+ *   curl-like clients and the server's own pages pass, and a token turns the guard off; the
+ *   routes without a bearer (`/healthz`, the web UI) answer only a loopback `Host` too (a page must
+ *   not spot svc's version and store under its own name), any `Host` with a token;
  * - path parameters are decoded once (`%25zz` was decoded twice: a 500 "URI malformed");
  * - tool-call arguments nested thousands deep are kept as text, not a 500 (stack overflow);
  * - slow uploads hold no compat run slot (four of them held every slot until Node's timeout);
@@ -165,8 +167,38 @@ describe('hostile HTTP requests', () => {
     expect((await post({ origin: url, 'sec-fetch-site': 'same-origin' })).status).toBe(201);
     expect((await post({ host: `localhost:${new URL(url).port}` })).status).toBe(201);
     expect((await post({ host: `app.localhost:${new URL(url).port}` })).status).toBe(201);
-    // /healthz is public and never refused.
-    expect((await raw(url, { path: '/healthz', headers: { host: 'evil.example' } })).status).toBe(200);
+  });
+
+  it('with no token, /healthz and the web UI answer only a loopback Host (DNS rebinding); with a token any Host', async () => {
+    const { url, host } = await openServer({ auth: 'none' });
+    const port = new URL(url).port;
+    for (const path of ['/', '/index.html', '/favicon.svg', '/assets/index.js', '/healthz']) {
+      for (const rebound of ['evil.example', `evil.example:${port}`, `127.0.0.1.evil.example:${port}`]) {
+        const answer = await raw(url, { path, headers: { host: rebound } });
+        expect(answer.status, `${path} with Host ${rebound}`).toBe(403);
+        expect(JSON.parse(answer.body).error).toEqual({
+          type: 'forbidden',
+          message: expect.stringContaining('is not a loopback name'),
+        });
+        expect(answer.body).not.toContain('schema_version');
+      }
+    }
+    // A loopback Host (and no Host at all, curl's HTTP/1.0) still gets the health answer and the page.
+    for (const loopback of [host, `localhost:${port}`, `[::1]:${port}`, `app.localhost:${port}`]) {
+      const health = await raw(url, { path: '/healthz', headers: { host: loopback } });
+      expect(health.status, loopback).toBe(200);
+      expect(JSON.parse(health.body)).toMatchObject({ ok: true, version: expect.any(String) });
+      expect([200, 503]).toContain((await raw(url, { path: '/', headers: { host: loopback } })).status);
+    }
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+
+    const withToken = await openServer({ token: 'hostile-test-token-2' });
+    const probed = await raw(withToken.url, { path: '/healthz', headers: { host: '10.0.0.7:7420' } });
+    expect(probed.status).toBe(200);
+    expect(JSON.parse(probed.body)).toMatchObject({ ok: true });
+    expect([200, 503]).toContain(
+      (await raw(withToken.url, { path: '/', headers: { host: 'svc.example.com' } })).status,
+    );
   });
 
   it('with a token, a right bearer from another origin passes (the token is what protects it)', async () => {

@@ -84,10 +84,8 @@ function hostName(host: string): string {
 export function browserRefusal(headers: Headers): string | undefined {
   const host = headers.get('host');
   const fix = 'set a token (--token or SVC_HTTP_TOKEN) to serve it';
-  // `*.localhost` too: browsers resolve those names to loopback themselves, never through DNS.
-  const name = host ? hostName(host) : undefined;
-  if (name !== undefined && !isLoopbackHost(name) && !/\.localhost$/i.test(name))
-    return `Host ${JSON.stringify(host)} is not a loopback name: with no token (--auth none) svc answers only requests addressed to localhost, 127.0.0.1 or [::1], a guard against DNS rebinding; ${fix}`;
+  const misaddressed = hostRefusal(headers);
+  if (misaddressed !== undefined) return misaddressed;
   const origin = headers.get('origin');
   if (origin !== null && !sameOrigin(origin, host)) {
     return `a request from the web page at ${JSON.stringify(origin)} is refused: with no token (--auth none) only this server's own pages may call it; ${fix}`;
@@ -95,6 +93,36 @@ export function browserRefusal(headers: Headers): string | undefined {
   if (origin === null && headers.get('sec-fetch-site') === 'cross-site')
     return `a cross-site request from a web page is refused: with no token (--auth none) only this server's own pages may call it; ${fix}`;
   return undefined;
+}
+
+/**
+ * Why a request to a server with no token is refused for its `Host`, or undefined: a name that
+ * is not loopback is a page that rebound its own DNS name to 127.0.0.1 (DNS rebinding).
+ */
+export function hostRefusal(headers: Headers): string | undefined {
+  const host = headers.get('host');
+  // `*.localhost` too: browsers resolve those names to loopback themselves, never through DNS.
+  const name = host ? hostName(host) : undefined;
+  if (name === undefined || isLoopbackHost(name) || /\.localhost$/i.test(name)) return undefined;
+  return `Host ${JSON.stringify(host)} is not a loopback name: with no token (--auth none) svc answers only requests addressed to localhost, 127.0.0.1 or [::1], a guard against DNS rebinding; set a token (--token or SVC_HTTP_TOKEN) to serve it`;
+}
+
+/**
+ * The refusal of a request to a route that takes no bearer (`/healthz`, the web UI's files), or
+ * undefined: with no token they too answer only a loopback `Host`, so a DNS-rebinding page can
+ * neither spot svc (`/healthz` names its version and store) nor load its UI under the page's own
+ * name. With a token they answer any `Host` (load balancers probe `/healthz` by address).
+ */
+export function openRouteRefusal(
+  token: () => string | undefined,
+  styleFor?: (path: string) => ErrorStyle,
+): (c: Context) => Response | undefined {
+  return (c) => {
+    const refusal = token() ? undefined : hostRefusal(c.req.raw.headers);
+    return refusal === undefined
+      ? undefined
+      : refusedFromBrowser(c, refusal, styleFor?.(c.req.path) ?? 'canonical');
+  };
 }
 
 function sameOrigin(origin: string, host: string | null): boolean {

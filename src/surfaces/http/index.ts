@@ -18,7 +18,14 @@ import { SvcError } from '../../errors';
 import type { AnyTool } from '../../tools/core/define-tool';
 import { allTools } from '../../tools/index';
 import { VERSION } from '../../version';
-import { bearerAuth, bearerRefusal, browserRefusal, refused, refusedFromBrowser } from './auth';
+import {
+  bearerAuth,
+  bearerRefusal,
+  browserRefusal,
+  openRouteRefusal,
+  refused,
+  refusedFromBrowser,
+} from './auth';
 import { type ErrorStyle, errorResponse } from './errors';
 import { type HttpExtension, type HttpKit, httpExtensions } from './extensions';
 import type { FrontKit } from './http-kit';
@@ -138,7 +145,11 @@ export function createHttpService(
       },
     }),
   );
+  // No bearer on these two, but with no token only a loopback Host (DNS rebinding; auth.ts).
+  const refuseHost = openRouteRefusal(edge.token, styleFor);
   hono.get('/healthz', (c) => {
+    const misaddressed = refuseHost(c);
+    if (misaddressed) return misaddressed;
     const app = appRef();
     // issue 15: a svc.db that cannot be opened (read-only, corrupt) is not ready, and says why.
     const status = app?.runtime.ready ? app.dbStatus() : undefined;
@@ -162,7 +173,7 @@ export function createHttpService(
     );
   });
   // The browser UI's files: before auth (the page holds no data; its API calls carry the token).
-  mountWebUi(hono, { root: options.webRoot });
+  mountWebUi(hono, { root: options.webRoot, refuse: refuseHost });
 
   // One HTTP server span per request (W3C trace context from the caller) when telemetry is on.
   hono.use(async (c, next) => {

@@ -51,6 +51,8 @@ const ASSET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*\.([a-z0-9]+)$/;
 export interface WebUiOptions {
   /** Directory of the built UI (with index.html); default dist/web next to the running code. */
   root?: string;
+  /** Asked first by every file route: a refusal it returns is the answer (the Host check with no token). */
+  refuse?: (c: Context) => Response | undefined;
 }
 
 interface CachedFile {
@@ -63,6 +65,11 @@ interface CachedFile {
 export function mountWebUi(hono: Hono, options: WebUiOptions = {}): void {
   const root = options.root ?? defaultWebRoot();
   const assets = new Map<string, CachedFile>();
+  const refuse = options.refuse;
+  const guard =
+    (handler: (c: Context) => Response) =>
+    (c: Context): Response =>
+      refuse?.(c) ?? handler(c);
 
   const index = (c: Context) => {
     const file = root ? readCached(join(root, 'index.html'), 'html') : undefined;
@@ -74,8 +81,8 @@ export function mountWebUi(hono: Hono, options: WebUiOptions = {}): void {
     }
     return send(c, file, 'no-cache');
   };
-  hono.get('/', index);
-  hono.get('/index.html', index);
+  hono.get('/', guard(index));
+  hono.get('/index.html', guard(index));
 
   const asset = (dir: string, cache: string, fixed?: string) => (c: Context) => {
     const name = fixed ?? c.req.param('file') ?? '';
@@ -92,10 +99,10 @@ export function mountWebUi(hono: Hono, options: WebUiOptions = {}): void {
     }
     return send(c, file, cache);
   };
-  hono.get('/assets/:file', asset('assets', 'public, max-age=31536000, immutable'));
+  hono.get('/assets/:file', guard(asset('assets', 'public, max-age=31536000, immutable')));
   // A literal path, not `/:file{favicon\\.svg}`: a regexp parameter beside literal routes makes
   // Hono's SmartRouter give up its RegExpRouter for the slower TrieRouter on every request.
-  hono.get('/favicon.svg', asset('.', 'public, max-age=3600', 'favicon.svg'));
+  hono.get('/favicon.svg', guard(asset('.', 'public, max-age=3600', 'favicon.svg')));
 }
 
 /** dist/web beside the bundle (dist/*.js), or the repository's dist/web when run from sources. */
