@@ -106,7 +106,7 @@ export const checkpointRestore = defineTool({
   toModelOutput: (r) =>
     r.safety_checkpoint === null
       ? `The workspace already matches checkpoint ${r.checkpoint.id}; nothing changed.`
-      : `Restored checkpoint ${r.checkpoint.id} "${r.checkpoint.name}": ${r.restored.length} file(s) written back, ${r.deleted.length} removed. The previous state is checkpoint ${r.safety_checkpoint}.`,
+      : `Restored checkpoint ${r.checkpoint.id} "${r.checkpoint.name}": ${r.restored.length} file(s) written back, ${r.deleted.length} removed.${skippedNote(r.skipped)} The previous state is checkpoint ${r.safety_checkpoint}.`,
 });
 
 export const checkpointDelete = defineTool({
@@ -149,3 +149,11 @@ export const checkpointUndo = defineTool({
   toModelOutput: (r) =>
     `HEAD moved from ${r.head_before.slice(0, 12)} to ${r.head_after.slice(0, 12)}, undoing ${r.undone.length} commit(s): ${r.undone.map((c) => c.subject).join('; ')}. Safety checkpoint: ${r.safety_checkpoint}.`,
 });
+
+/** The files a restore left alone, for the model: each with why (never followed through a symlink). */
+function skippedNote(skipped: readonly { path: string; reason: string }[]): string {
+  if (skipped.length === 0) return '';
+  const listed = skipped.slice(0, 10).map((s) => `${s.path} (${s.reason})`);
+  const more = skipped.length > 10 ? ` and ${skipped.length - 10} more` : '';
+  return ` ${skipped.length} file(s) to remove were left alone: ${listed.join(', ')}${more}.`;
+}

@@ -3,13 +3,12 @@
  * reset discards) and a safety checkpoint, so the undo itself can be restored.
  * @module
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { Checkpoint } from './checkpoint-refs';
 import { approve, type MutationGuard, type OpContext } from './context';
 import { type GitRunner, repoInfo } from './git';
+import { lstatNoFollow } from './safe-path';
 
 const MAX_HISTORY_FILES = 200;
 
@@ -86,7 +85,7 @@ export async function undoCommits(
         ...(ctx.runId ? { run_id: ctx.runId } : {}),
         tool: ctx.tool,
         path,
-        change: existsSync(join(deps.root, path)) ? 'modify' : 'delete',
+        change: lstatNoFollow(deps.root, path) ? 'modify' : 'delete',
       });
     }
   }

@@ -6,8 +6,6 @@
  * automatic safety checkpoint, so both can themselves be undone.
  * @module
  */
-import { readdirSync, readFileSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { Clock, Ids } from '../util/ids';
@@ -25,6 +23,7 @@ import {
   repoInfo,
   snapshotTree,
 } from './git';
+import { pruneEmptyDirsNoFollow, readNoFollow, removeNoFollow, type SkippedPath } from './safe-path';
 
 export type { Checkpoint, UndoResult };
 
@@ -42,6 +41,11 @@ export interface RestoreResult {
   restored: string[];
   /** Files created after the checkpoint, removed. */
   deleted: string[];
+  /**
+   * Files to remove that were left alone: reached through a parent that had become a symlink (or
+   * no directory) by the time of the removal. Nothing is ever removed through a symlink.
+   */
+  skipped: SkippedPath[];
   /** Taken just before the restore; restore it to go back. Null when nothing changed. */
   safety_checkpoint: string | null;
 }
@@ -156,7 +160,8 @@ export function createCheckpoints(deps: {
       const checkpoint = await find(id);
       const repo = await repoInfo(git);
       const { now, changes } = await currentChanges(repo, checkpoint);
-      if (changes.length === 0) return { checkpoint, restored: [], deleted: [], safety_checkpoint: null };
+      if (changes.length === 0)
+        return { checkpoint, restored: [], deleted: [], skipped: [], safety_checkpoint: null };
       const restore = changes.filter((c) => c.status !== 'A').map((c) => c.path);
       const remove = changes.filter((c) => c.status === 'A').map((c) => c.path);
       const paths = changes.map((c) => c.path);
@@ -170,21 +175,25 @@ export function createCheckpoints(deps: {
       for (const guard of deps.guards()) await guard({ tool: ctx.tool, sessionId: ctx.sessionId, paths });
       const safety = await create({ name: `before restoring ${checkpoint.name}` }, ctx, true);
 
-      const before = new Map(
-        paths.slice(0, MAX_HISTORY_FILES).map((p) => [p, readSmall(join(deps.root, p))]),
-      );
+      // Everything below touches paths planned before the approval and the safety checkpoint:
+      // the tree may have changed since, so no path component is followed through a symlink.
+      const before = new Map(paths.slice(0, MAX_HISTORY_FILES).map((p) => [p, readSmall(deps.root, p)]));
       await checkoutPaths(git, checkpoint.tree, restore);
+      const deleted: string[] = [];
+      const skipped: SkippedPath[] = [];
       for (const path of remove) {
-        const abs = join(deps.root, path);
-        try {
-          unlinkSync(abs);
-        } catch {
-          // already gone
+        const outcome = removeNoFollow(deps.root, path);
+        if (outcome.status === 'skipped') {
+          skipped.push({ path, reason: outcome.reason });
+          continue;
         }
-        pruneEmptyDirs(dirname(abs), deps.root);
+        deleted.push(path);
+        pruneEmptyDirsNoFollow(deps.root, path.split('/').slice(0, -1).join('/'));
       }
-      await recordRestored(deps, changes, before, ctx);
-      return { checkpoint, restored: restore, deleted: remove, safety_checkpoint: safety.id };
+      const left = new Set(skipped.map((s) => s.path));
+      const done = changes.filter((c) => !left.has(c.path));
+      await recordRestored(deps, done, before, ctx);
+      return { checkpoint, restored: restore, deleted, skipped, safety_checkpoint: safety.id };
     },
 
     undo: (input, ctx) =>
@@ -213,7 +222,7 @@ async function recordRestored(
     const kind = change.status === 'A' ? 'delete' : change.status === 'D' ? 'create' : 'modify';
     if (before.has(change.path)) {
       const prior = before.get(change.path) ?? null;
-      const after = kind === 'delete' ? null : readSmall(join(deps.root, change.path));
+      const after = kind === 'delete' ? null : readSmall(deps.root, change.path);
       await deps.history.record({
         sessionId: ctx.sessionId,
         runId: ctx.runId,
@@ -237,25 +246,7 @@ async function recordRestored(
   }
 }
 
-function readSmall(abs: string): Buffer | null {
-  try {
-    const stat = statSync(abs);
-    if (!stat.isFile() || stat.size > MAX_HISTORY_BYTES) return null;
-    return readFileSync(abs);
-  } catch {
-    return null;
-  }
-}
-
-function pruneEmptyDirs(dir: string, root: string): void {
-  let current = dir;
-  while (current.startsWith(root) && current !== root) {
-    try {
-      if (readdirSync(current).length > 0) return;
-      rmdirSync(current);
-    } catch {
-      return;
-    }
-    current = dirname(current);
-  }
+/** Content for the history: a small regular file's bytes, a symlink's target path, else null. */
+function readSmall(root: string, path: string): Buffer | null {
+  return readNoFollow(root, path, MAX_HISTORY_BYTES);
 }

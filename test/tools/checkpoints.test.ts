@@ -6,13 +6,25 @@
  * - TOOLS-11: update renames; get lists what changed since; delete removes the ref;
  * - restore writes back changed and deleted files, removes new ones, takes a safety checkpoint,
  *   asks first, and still leaves index and HEAD alone;
+ * - restore never follows a symlink in a path it planned before asking: a directory swapped for a
+ *   symlink meanwhile is skipped (and named), a symlink it removes goes itself, not its target;
  * - TOOLS-12/13/14: undo hard-resets HEAD by N (default 1) and only with confirm: true;
  * - a workspace that is not a git repository gets a clear error.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { type Harness, toolHarness } from './harness';
 
 const files = {
@@ -168,6 +180,53 @@ describe('checkpoints', () => {
     const asked = h.asks.length;
     expect((await h.call('checkpoint_restore', { id: 'ckpt_0002' })).safety_checkpoint).toBeNull();
     expect(h.asks).toHaveLength(asked);
+  });
+
+  it('never removes or reads through a directory swapped for a symlink while the restore waited', async () => {
+    const h = await repo();
+    const victim = tmpWorkspace({ files: { g: 'victim\n' } });
+    const checkpoint = await h.call('checkpoint_create', { name: 'base' });
+    write(h, 'd/g', 'made after\n');
+    write(h, 'new.txt', 'made after\n');
+    const ws = h.app.workspace;
+    // The plan (remove d/g and new.txt) is made before the approval; the swap happens during it,
+    // as an agent's background command can do while the restore waits (or takes its safety checkpoint).
+    const result = await h.call(
+      'checkpoint_restore',
+      { id: checkpoint.id },
+      {
+        ask: async () => {
+          renameSync(join(ws, 'd'), join(ws, 'd.real'));
+          symlinkSync(victim, join(ws, 'd'));
+        },
+      },
+    );
+    expect(readFileSync(join(victim, 'g'), 'utf8')).toBe('victim\n');
+    expect(result).toMatchObject({
+      deleted: ['new.txt'],
+      skipped: [{ path: 'd/g', reason: 'a parent is a symlink' }],
+    });
+    expect(existsSync(join(ws, 'new.txt'))).toBe(false);
+    expect(h.modelText('checkpoint_restore', result)).toContain('d/g (a parent is a symlink)');
+    // Nothing read through the symlink lands in the history, and no change is announced for d/g.
+    const history = await h.app.ws.history.list({ sessionId: 'ses_test' });
+    expect(history.map((c) => c.path)).not.toContain('d/g');
+    const changed = h.busEvents.filter((e) => e.type === 'file.changed').map((e) => e.payload.path);
+    expect(changed).toEqual(['new.txt']);
+  });
+
+  it('removes a symlink made since the checkpoint itself, and records its target path, not its content', async () => {
+    const h = await repo();
+    const victim = tmpWorkspace({ files: { g: 'victim\n' } });
+    const checkpoint = await h.call('checkpoint_create', { name: 'base' });
+    symlinkSync(join(victim, 'g'), join(h.app.workspace, 'link'));
+    const result = await h.call('checkpoint_restore', { id: checkpoint.id });
+    expect(lstatSync(join(h.app.workspace, 'link'), { throwIfNoEntry: false })).toBeUndefined();
+    expect(readFileSync(join(victim, 'g'), 'utf8')).toBe('victim\n');
+    const [entry] = await h.app.ws.history.list({ sessionId: 'ses_test', path: 'link' });
+    const stored = await h.app.ws.history.get(entry.id);
+    expect(stored?.before).toBe(join(victim, 'g')); // what git stores for a symlink, not 'victim\n'
+    expect(result).toMatchObject({ deleted: ['link'], skipped: [] });
   });
 
   it('changes nothing when the restore is denied', async () => {

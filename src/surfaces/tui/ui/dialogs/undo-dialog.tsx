@@ -82,8 +82,17 @@ export function UndoDialog({ client, sessionId, height, isActive, onClose, onRes
 }
 
 function restoreText(row: CheckpointRow, value: unknown): string {
-  const v = (value ?? {}) as { restored?: string[]; deleted?: string[]; safety_checkpoint?: string | null };
-  const files = [...(v.restored ?? []), ...(v.deleted ?? []).map((p) => `${p} (removed)`)];
+  const v = (value ?? {}) as {
+    restored?: string[];
+    deleted?: string[];
+    skipped?: { path: string; reason: string }[];
+    safety_checkpoint?: string | null;
+  };
+  const files = [
+    ...(v.restored ?? []),
+    ...(v.deleted ?? []).map((p) => `${p} (removed)`),
+    ...(v.skipped ?? []).map((s) => `${s.path} (left alone: ${s.reason})`),
+  ];
   if (!files.length) return `nothing to undo: the workspace already matches ${row.name}`;
   return `restored ${row.name}: ${files.slice(0, 8).join(', ')}${files.length > 8 ? ` +${files.length - 8} more` : ''}${v.safety_checkpoint ? ` (undo this with /undo → ${v.safety_checkpoint})` : ''}`;
 }

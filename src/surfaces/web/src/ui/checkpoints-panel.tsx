@@ -94,11 +94,12 @@ export function CheckpointsPanel({ api }: { api: Api }) {
                     const r = await api.post<{
                       restored: string[];
                       deleted: string[];
+                      skipped?: { path: string }[];
                       safety_checkpoint: string | null;
                     }>(`v1/checkpoints/${encodeURIComponent(c.id)}/restore`, {});
                     return r.safety_checkpoint === null
                       ? 'The workspace already matches this checkpoint; nothing changed.'
-                      : `Restored: ${r.restored.length} file(s) written back, ${r.deleted.length} removed. The previous state is checkpoint ${r.safety_checkpoint}.`;
+                      : `Restored: ${r.restored.length} file(s) written back, ${r.deleted.length} removed${r.skipped?.length ? `, ${r.skipped.length} left alone (reached through a symlink)` : ''}. The previous state is checkpoint ${r.safety_checkpoint}.`;
                   });
                 }}
               >

@@ -46,12 +46,13 @@ export function PromptBox(props: {
       const result = await api.post<{
         restored: string[];
         deleted: string[];
+        skipped?: { path: string }[];
         safety_checkpoint: string | null;
       }>(`v1/checkpoints/${encodeURIComponent(checkpoint.id)}/restore`, {});
       setUndoNote(
         result.safety_checkpoint === null
           ? 'Nothing to undo: the workspace already matches the checkpoint.'
-          : `Undone: ${result.restored.length} file(s) written back, ${result.deleted.length} removed (the previous state is checkpoint ${result.safety_checkpoint}).`,
+          : `Undone: ${result.restored.length} file(s) written back, ${result.deleted.length} removed${result.skipped?.length ? `, ${result.skipped.length} left alone (reached through a symlink)` : ''} (the previous state is checkpoint ${result.safety_checkpoint}).`,
       );
     } catch (error) {
       controller.setActionError(`Undo failed: ${errorMessage(error)}`);
