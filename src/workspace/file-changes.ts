@@ -13,7 +13,7 @@ import { approve, type MutationGuard, type OpContext } from './context';
 import { type DiffResult, unifiedDiff } from './diff';
 import type { FileChange, FileHistory } from './file-history';
 import { atomicWrite, fileOnDisk, sha256 } from './file-io';
-import type { ResolvedPath } from './paths';
+import type { PathResolver, ResolvedPath } from './paths';
 import type { ReadTracker } from './read-tracker';
 
 export interface PendingChange {
@@ -58,6 +58,8 @@ export function createChangeCommitter(deps: {
   history: FileHistory;
   reads: ReadTracker;
   bus: EventBus;
+  /** Re-checks, after the approval, that a path resolved inside the workspace still is. */
+  paths?: Pick<PathResolver, 'contains'>;
 }): ChangeCommitter {
   const guard = async (tool: string, sessionId: string | undefined, paths: string[]) => {
     for (const check of deps.guards()) await check({ tool, sessionId, paths });
@@ -96,7 +98,10 @@ export function createChangeCommitter(deps: {
       // The operator (and the hooks) may have taken a while: hard claims could have appeared,
       // files could have moved.
       await guard(ctx.tool, ctx.sessionId, guarded);
-      for (const change of changes) verifyUnchanged(change);
+      for (const change of changes) {
+        verifyUnchanged(change);
+        if (deps.paths) verifyStillInside(change, deps.paths);
+      }
 
       const applied: AppliedChange[] = [];
       for (const [index, change] of changes.entries()) {
@@ -157,6 +162,19 @@ async function diffOf(change: PendingChange): Promise<DiffResult> {
     };
   }
   return unifiedDiff(change.target.rel, change.before?.toString('utf8') ?? '', after?.toString('utf8') ?? '');
+}
+
+/**
+ * A target resolved inside the workspace before the approval must still be: a directory on its
+ * path swapped for a symlink to elsewhere meanwhile would carry the write or the removal outside.
+ */
+function verifyStillInside(change: PendingChange, paths: Pick<PathResolver, 'contains'>): void {
+  if (!change.target.inside || paths.contains(change.target.abs)) return;
+  throw new SvcError(
+    'conflict',
+    `${change.target.rel} now resolves outside the workspace (a directory on its path became a symlink while the change was waiting for approval); nothing was written; check the directory and redo the change`,
+    { details: { path: change.target.rel, reason: 'moved_outside_during_approval' } },
+  );
 }
 
 function verifyUnchanged(change: PendingChange): void {

@@ -81,7 +81,7 @@ export function createWorkspace(deps: {
     clock: deps.clock,
   });
   const reads = createReadTracker({ reads: deps.stores.reads, clock: deps.clock });
-  const changes = createChangeCommitter({ guards: deps.guards, history, reads, bus: deps.bus });
+  const changes = createChangeCommitter({ guards: deps.guards, history, reads, bus: deps.bus, paths });
   const jobs = createJobs({
     dataDir: deps.dataDir,
     ids: deps.ids,
