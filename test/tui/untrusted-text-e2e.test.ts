@@ -104,4 +104,29 @@ describe('outside text on the terminal (tmux)', () => {
     expect(cells).not.toContain('48;5;201');
     expect(provider.unexpected).toEqual([]);
   });
+
+  it('colored output typed or pasted into the prompt is taken as its text, and the TUI keeps running', {
+    timeout: 6 * STEP_MS,
+  }, async () => {
+    const provider = await fakeProvider([reply().text('Read the colors.')]);
+    const ws = workspace(provider.url);
+    const t = svcInTmux({ cwd: ws, columns: 100, rows: 30 });
+    await t.until((s) => s.includes('ask anything'), 'the prompt');
+    // Typed: Ink's key parser threw on ESC [31m, which stopped the TUI.
+    t.type(`${ESC}[31mred${ESC}[0m `);
+    await t.until((s) => s.includes('› red'), 'the typed text');
+    // Pasted in brackets (-p), as the TUI asks the terminal for.
+    writeFileSync(join(t.home, 'colored.txt'), `${ESC}[1;32m✓${ESC}[0m passed\n${ESC}[31m✗ failed${ESC}[0m`);
+    t.run('load-buffer', '-b', 'colored', join(t.home, 'colored.txt'));
+    t.run('paste-buffer', '-p', '-b', 'colored', '-t', 'svc');
+    await t.until((s) => s.includes('✗ failed'), 'the pasted text');
+    t.type('', 'Enter');
+    await t.until((s) => s.includes('Read the colors.'), 'the answer');
+    expect(t.screen()).not.toContain('terminal UI stopped');
+    const messages = (provider.requests[0].body as { messages: { role: string; content: unknown }[] })
+      .messages;
+    const user = messages.filter((m) => m.role === 'user').at(-1)!;
+    expect(JSON.stringify(user.content)).toContain(JSON.stringify('red ✓ passed\n✗ failed').slice(1, -1));
+    expect(provider.unexpected).toEqual([]);
+  });
 });

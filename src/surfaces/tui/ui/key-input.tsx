@@ -4,14 +4,16 @@
  * a component that just mounted takes keys from its first frame on).
  *
  * A bracketed paste (the terminal sends `ESC [200~` … `ESC [201~` around pasted text once the TUI
- * asks for it, run.tsx) is collected here as it is read and handed on as one input, whatever the
+ * asks for it, run.tsx) is collected as it is read and handed on as one input, whatever the
  * size, with `paste: true` on its key: one edit and one render for a paste, not one per chunk
- * the terminal read it in.
+ * the terminal read it in. Its text comes without escape sequences, and an escape sequence that
+ * names no key never reaches a handler (./input-filter.ts).
  * @module
  */
 import { type Key, useInput, useStdin } from 'ink';
-import { createContext, type ReactNode, useCallback, useEffect, useState } from 'react';
+import { createContext, type ReactNode, useCallback, useLayoutEffect, useState } from 'react';
 import type { EditorKey } from './editor';
+import { createInputFilter, type InputFilter } from './input-filter';
 
 export type RegisteredHandler = (input: string, key: Key) => void;
 
@@ -35,23 +37,21 @@ export function KeyInputRoot({ children }: { children: ReactNode }) {
       };
     },
   }));
-  const paste = useBracketedPaste();
+  const filter = useInputFilter();
   const dispatch = useCallback(
     (input: string, key: Key) => {
-      const taken = paste.take();
-      if (taken === null) return;
-      const [text, as] = taken === undefined ? [input, key] : [taken, PASTE_KEY];
+      const pasted = filter.takePaste();
+      const [text, as] = pasted === undefined ? [input, key] : [pasted, PASTE_KEY];
       // A copy: a handler that unmounts a component (a dialog's esc) does not change this key's round.
       for (const handler of [...handlers]) handler(text, as);
     },
-    [handlers, paste],
+    [handlers, filter],
   );
   useInput(dispatch);
   return <KeyInputRegistry.Provider value={registry}>{children}</KeyInputRegistry.Provider>;
 }
 
-export const PASTE_START = '\x1b[200~';
-export const PASTE_END = '\x1b[201~';
+export { PASTE_END, PASTE_START } from './input-filter';
 
 const PASTE_KEY: EditorKey = {
   upArrow: false,
@@ -78,41 +78,27 @@ const PASTE_KEY: EditorKey = {
 };
 
 /**
- * Ink's raw input events (one per key or text run, as its parser splits what it read), watched
- * before Ink's own key listener sees them (prepended): the markers and what comes between them go
- * into the paste. `take()`, asked for each key Ink hands on: undefined for a key that is no part
- * of a paste, null for one that is (nothing to hand on yet), the whole text on the paste's end.
+ * Ink's raw input events pass through `createInputFilter` (./input-filter.ts) before Ink's own
+ * listeners see them: a paste is collected there and handed on as one event, and what names no
+ * key is dropped. Ink offers no hook before its key parser (its `useInput` listener threw on an
+ * SGR sequence, and an emitter listener cannot stop the others), so its emitter's `emit` is
+ * wrapped for the root's life, in a layout effect: before Ink's `useInput` reads stdin.
  */
-function useBracketedPaste() {
+function useInputFilter(): InputFilter {
   const { internal_eventEmitter: events } = useStdin();
-  const [state] = useState(() => {
-    const s = { parts: undefined as string[] | undefined, event: undefined as string | null | undefined };
-    return {
-      raw(input: string) {
-        if (input === PASTE_START && !s.parts) {
-          s.parts = [];
-          s.event = null;
-        } else if (!s.parts) s.event = undefined;
-        else if (input === PASTE_END) {
-          s.event = s.parts.join('');
-          s.parts = undefined;
-        } else {
-          s.parts.push(input);
-          s.event = null;
-        }
-      },
-      take(): string | null | undefined {
-        const event = s.event;
-        s.event = undefined;
-        return event;
-      },
+  const [filter] = useState(createInputFilter);
+  useLayoutEffect(() => {
+    if (!events) return;
+    const emit = events.emit;
+    const filtered = function (this: typeof events, name: string | symbol, ...args: unknown[]) {
+      if (name !== 'input' || typeof args[0] !== 'string') return emit.call(this, name, ...args);
+      const input = filter.filter(args[0]);
+      return input === undefined ? false : emit.call(this, name, input);
     };
-  });
-  useEffect(() => {
-    events?.prependListener('input', state.raw);
+    events.emit = filtered;
     return () => {
-      events?.removeListener('input', state.raw);
+      events.emit = emit;
     };
-  }, [events, state]);
-  return state;
+  }, [events, filter]);
+  return filter;
 }

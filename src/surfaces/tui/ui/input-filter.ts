@@ -1,0 +1,85 @@
+/**
+ * Which of Ink's raw input events (one per key, escape sequence or text run, as Ink's input
+ * parser splits what stdin gave) reach Ink's key listeners (key-input.tsx wires it in front of
+ * them). Any bytes may come: a person pastes colored output, a terminal answers a query, a key
+ * has no name.
+ *
+ * - A bracketed paste (`ESC [200~` … `ESC [201~`) is collected here and handed on whole, as one
+ *   `ESC [201~` event whose text `takePaste()` gives, with its escape sequences and control
+ *   characters removed (`safeTerminalText`): the text of colored output, not its colors.
+ * - Outside a paste, an escape sequence Ink names no key for (SGR `ESC [31m`, a cursor position
+ *   report, a device attributes answer) is dropped. Ink's key parser threw on some of them (a
+ *   parameter it reads as ctrl and no key name: `useInput` called `.startsWith` on undefined),
+ *   which stopped the TUI, and typed the rest into the prompt as text (`[12;40R`).
+ * @module
+ */
+import { safeTerminalText } from '../../../util/terminal-text';
+
+export const PASTE_START = '\x1b[200~';
+export const PASTE_END = '\x1b[201~';
+
+export interface InputFilter {
+  /** The event to hand Ink's key listeners for raw event `input`; undefined: none. */
+  filter(input: string): string | undefined;
+  /** The paste the event just handed on ends (once for that event); else undefined. */
+  takePaste(): string | undefined;
+}
+
+export function createInputFilter(): InputFilter {
+  let parts: string[] | undefined;
+  let ended: string | undefined;
+  return {
+    filter(input) {
+      ended = undefined;
+      if (parts) {
+        if (input === PASTE_END) {
+          ended = safeTerminalText(parts.join(''));
+          parts = undefined;
+          return PASTE_END;
+        }
+        parts.push(input);
+        return undefined;
+      }
+      if (input === PASTE_START) {
+        parts = [];
+        return undefined;
+      }
+      return isKey(input) ? input : undefined;
+    },
+    takePaste() {
+      const paste = ended;
+      ended = undefined;
+      return paste;
+    },
+  };
+}
+
+// Ink's legacy key parser (ink/build/parse-keypress.js `fnKeyRe` and `keyName`): a sequence it
+// matches names a key only when its code is one of these.
+const FN_KEY = /^\x1b+(O|N|\[|\[\[)(?:(\d+)(?:;(\d+))?([~^$])|(?:1;)?(\d+)?([a-zA-Z]))/;
+const KEY_CODES = new Set([
+  ...['OP', 'OQ', 'OR', 'OS', 'OA', 'OB', 'OC', 'OD', 'OE', 'OF', 'OH', 'Oa', 'Ob', 'Oc', 'Od', 'Oe'],
+  ...['[A', '[B', '[C', '[D', '[E', '[F', '[H', '[Z', '[a', '[b', '[c', '[d', '[e'],
+  ...['[[A', '[[B', '[[C', '[[D', '[[E', '[[5~', '[[6~'],
+  ...[1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 17, 18, 19, 20, 21, 23, 24].map((n) => `[${n}~`),
+  ...[2, 3, 5, 6, 7, 8].flatMap((n) => [`[${n}$`, `[${n}^`]),
+]);
+// The kitty keyboard protocol's keys (ink/build/parse-keypress.js `kittyKeyRe`, `kittySpecialKeyRe`).
+const KITTY_KEY = /^\x1b\[\d+(?:;\d+(?::\d+)?(?:;[\d:]+)?)?u$/;
+const KITTY_SPECIAL = /^\x1b\[(\d+);\d+:\d+([A-Za-z~])$/;
+const KITTY_LETTERS = 'ABCDEFHPQRS';
+const KITTY_NUMBERS = new Set([2, 3, 5, 6, 7, 8, 11, 12, 13, 14, 15, 17, 18, 19, 20, 21, 23, 24]);
+/** ESC and one character (a printable one, enter, backspace): that key with alt. */
+const ALT_KEY = /^\x1b(?:[^\x00-\x1f\x7f-\x9f]|[\r\b\x7f])$/u;
+
+/** Whether Ink names a key for `input` (text always is one). */
+export function isKey(input: string): boolean {
+  if (input[0] !== '\x1b') return true;
+  if (input === '\x1b' || input === '\x1b\x1b' || KITTY_KEY.test(input)) return true;
+  const special = KITTY_SPECIAL.exec(input);
+  if (special)
+    return special[2] === '~' ? KITTY_NUMBERS.has(Number(special[1])) : KITTY_LETTERS.includes(special[2]);
+  const fn = FN_KEY.exec(input);
+  if (fn) return KEY_CODES.has([fn[1], fn[2], fn[4], fn[6]].filter(Boolean).join(''));
+  return ALT_KEY.test(input);
+}
