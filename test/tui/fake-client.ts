@@ -14,6 +14,7 @@ import type {
   ToolResult,
   TuiClient,
 } from '../../src/surfaces/tui/client';
+import type { FilterTimers } from '../../src/surfaces/tui/ui/input-filter';
 
 export interface FakeClient extends TuiClient {
   calls: { method: string; args: unknown[] }[];
@@ -141,6 +142,29 @@ export function fakeClient(overrides: Partial<FakeClient> = {}): FakeClient {
     client.calls.push({ method, args });
   }
   return client;
+}
+
+/** Timers that fire when the test says so (KeyInputRoot's paste idle timer). */
+export function manualTimers(): FilterTimers & { fire(): void; readonly pending: number } {
+  const queue = new Map<number, () => void>();
+  let next = 0;
+  return {
+    set(fn) {
+      queue.set(++next, fn);
+      return next;
+    },
+    clear(handle) {
+      queue.delete(handle as number);
+    },
+    fire() {
+      const due = [...queue.values()];
+      queue.clear();
+      for (const fn of due) fn();
+    },
+    get pending() {
+      return queue.size;
+    },
+  };
 }
 
 export const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));

@@ -13,7 +13,7 @@ import { TuiApp } from '../../src/surfaces/tui/ui/app';
 import type { EditorKey } from '../../src/surfaces/tui/ui/editor';
 import { KeyInputRoot, PASTE_END, PASTE_START } from '../../src/surfaces/tui/ui/key-input';
 import { useLatestInput } from '../../src/surfaces/tui/ui/use-latest-input';
-import { fakeClient, tick, waitFor } from './fake-client';
+import { fakeClient, manualTimers, tick, waitFor } from './fake-client';
 
 const twoMegabytes = () =>
   Array.from({ length: 40_000 }, (_, i) => `line ${i} ${'x'.repeat(40)} end`).join('\r');
@@ -76,5 +76,34 @@ describe('a bracketed paste', () => {
     expect(frame).toMatch(/… \(39980 more lines, \d+ more characters\)/);
     view.unmount();
     controller.dispose();
+  });
+
+  it('whose end marker never comes ends when no data came for a while, and the keys after it are typed', async () => {
+    const seen: [string, Key][] = [];
+    const timers = manualTimers();
+    const view = render(
+      <KeyInputRoot timers={timers}>
+        <Keys seen={seen} />
+      </KeyInputRoot>,
+    );
+    await waitFor(() => view.lastFrame()?.includes('ready') ?? false);
+    view.stdin.write(`${PASTE_START}the marker`);
+    view.stdin.write(' is lost');
+    await tick();
+    expect(seen).toHaveLength(0);
+    // The idle timer: one, armed again on each read of the paste.
+    expect(timers.pending).toBe(1);
+    timers.fire();
+    await tick();
+    expect(seen).toHaveLength(1);
+    expect(seen[0][0]).toBe('the marker is lost');
+    expect((seen[0][1] as EditorKey).paste).toBe(true);
+    expect(timers.pending).toBe(0);
+    // The marker coming late is no key; what follows is typed.
+    view.stdin.write(PASTE_END);
+    view.stdin.write('a');
+    await tick();
+    expect(seen.map(([input]) => input)).toEqual(['the marker is lost', 'a']);
+    view.unmount();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createInputFilter, isKey, PASTE_END, PASTE_START } from './input-filter';
+import { createInputFilter, type FilterTimers, isKey, PASTE_END, PASTE_START } from './input-filter';
 
 describe('isKey', () => {
   it('takes text, the keys Ink names, alt with a key, and the kitty protocol keys', () => {
@@ -27,8 +27,25 @@ describe('isKey', () => {
 });
 
 describe('createInputFilter', () => {
+  function timers(): FilterTimers & { armed: number; cleared: number; last?: () => void } {
+    const t = {
+      armed: 0,
+      cleared: 0,
+      last: undefined as (() => void) | undefined,
+      set(fn: () => void) {
+        t.armed++;
+        t.last = fn;
+        return t.armed;
+      },
+      clear() {
+        t.cleared++;
+      },
+    };
+    return t;
+  }
+
   it('hands a paste on as one end event with its text cleaned, once', () => {
-    const filter = createInputFilter();
+    const filter = createInputFilter(() => {}, timers());
     expect(filter.filter(PASTE_START)).toBeUndefined();
     expect(filter.filter('\x1b[31m')).toBeUndefined();
     expect(filter.filter('red\r')).toBeUndefined();
@@ -37,5 +54,28 @@ describe('createInputFilter', () => {
     expect(filter.takePaste()).toBeUndefined();
     expect(filter.filter('a')).toBe('a');
     expect(filter.takePaste()).toBeUndefined();
+  });
+
+  it('arms the idle timer again on each event of a paste and ends the paste when it fires', () => {
+    const clock = timers();
+    let ended = 0;
+    const filter = createInputFilter(() => ended++, clock);
+    filter.filter(PASTE_START);
+    filter.filter('one');
+    filter.filter('two');
+    expect(clock.armed).toBe(3);
+    expect(clock.cleared).toBe(2);
+    clock.last?.();
+    expect(ended).toBe(1);
+    expect(filter.filter(PASTE_END)).toBe(PASTE_END);
+    expect(filter.takePaste()).toBe('onetwo');
+    expect(clock.cleared).toBe(2);
+    // A paste whose marker comes stops its timer.
+    filter.filter(PASTE_START);
+    filter.filter(PASTE_END);
+    expect(clock.cleared).toBe(3);
+    // A timer that fires with no paste open ends nothing.
+    clock.last?.();
+    expect(ended).toBe(1);
   });
 });

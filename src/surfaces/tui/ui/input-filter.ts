@@ -6,7 +6,9 @@
  *
  * - A bracketed paste (`ESC [200~` … `ESC [201~`) is collected here and handed on whole, as one
  *   `ESC [201~` event whose text `takePaste()` gives, with its escape sequences and control
- *   characters removed (`safeTerminalText`): the text of colored output, not its colors.
+ *   characters removed (`safeTerminalText`): the text of colored output, not its colors. A paste
+ *   whose end marker never comes (a terminal that drops it) ends after `PASTE_IDLE_MS` with no
+ *   data, so later keys are not swallowed.
  * - Outside a paste, an escape sequence Ink names no key for (SGR `ESC [31m`, a cursor position
  *   report, a device attributes answer) is dropped. Ink's key parser threw on some of them (a
  *   parameter it reads as ctrl and no key name: `useInput` called `.startsWith` on undefined),
@@ -17,31 +19,67 @@ import { safeTerminalText } from '../../../util/terminal-text';
 
 export const PASTE_START = '\x1b[200~';
 export const PASTE_END = '\x1b[201~';
+/** A paste with no data for this long ends as if its end marker came. */
+export const PASTE_IDLE_MS = 1000;
+
+export interface FilterTimers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const realTimers: FilterTimers = {
+  set: (fn, ms) => setTimeout(fn, ms),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 export interface InputFilter {
   /** The event to hand Ink's key listeners for raw event `input`; undefined: none. */
   filter(input: string): string | undefined;
   /** The paste the event just handed on ends (once for that event); else undefined. */
   takePaste(): string | undefined;
+  dispose(): void;
 }
 
-export function createInputFilter(): InputFilter {
+/**
+ * @param endPaste called when an open paste has had no data for `idleMs`: hand `PASTE_END` to
+ *   the filter and the listeners (key-input.tsx emits it as Ink would).
+ */
+export function createInputFilter(
+  endPaste: () => void,
+  timers: FilterTimers = realTimers,
+  idleMs = PASTE_IDLE_MS,
+): InputFilter {
   let parts: string[] | undefined;
   let ended: string | undefined;
+  let timer: unknown;
+  const stopTimer = () => {
+    if (timer !== undefined) timers.clear(timer);
+    timer = undefined;
+  };
+  const armTimer = () => {
+    stopTimer();
+    timer = timers.set(() => {
+      timer = undefined;
+      if (parts) endPaste();
+    }, idleMs);
+  };
   return {
     filter(input) {
       ended = undefined;
       if (parts) {
         if (input === PASTE_END) {
+          stopTimer();
           ended = safeTerminalText(parts.join(''));
           parts = undefined;
           return PASTE_END;
         }
         parts.push(input);
+        armTimer();
         return undefined;
       }
       if (input === PASTE_START) {
         parts = [];
+        armTimer();
         return undefined;
       }
       return isKey(input) ? input : undefined;
@@ -51,6 +89,7 @@ export function createInputFilter(): InputFilter {
       ended = undefined;
       return paste;
     },
+    dispose: stopTimer,
   };
 }
 

@@ -13,7 +13,7 @@
 import { type Key, useInput, useStdin } from 'ink';
 import { createContext, type ReactNode, useCallback, useLayoutEffect, useState } from 'react';
 import type { EditorKey } from './editor';
-import { createInputFilter, type InputFilter } from './input-filter';
+import { createInputFilter, type FilterTimers, type InputFilter, PASTE_END } from './input-filter';
 
 export type RegisteredHandler = (input: string, key: Key) => void;
 
@@ -25,7 +25,13 @@ export interface KeyHandlers {
 /** The registry of the root this component renders under; undefined rendered alone. */
 export const KeyInputRegistry = createContext<KeyHandlers | undefined>(undefined);
 
-export function KeyInputRoot({ children }: { children: ReactNode }) {
+export interface KeyInputRootProps {
+  children: ReactNode;
+  /** The paste idle timer's clock (tests); real timers by default. */
+  timers?: FilterTimers;
+}
+
+export function KeyInputRoot({ children, timers }: KeyInputRootProps) {
   // Registration order, as Ink's own listeners: a component's handler before its parent's when
   // they mount together (layout effects run children first), an older one before a newer one.
   const [handlers] = useState(() => new Set<RegisteredHandler>());
@@ -37,7 +43,7 @@ export function KeyInputRoot({ children }: { children: ReactNode }) {
       };
     },
   }));
-  const filter = useInputFilter();
+  const filter = useInputFilter(timers);
   const dispatch = useCallback(
     (input: string, key: Key) => {
       const pasted = filter.takePaste();
@@ -84,21 +90,27 @@ const PASTE_KEY: EditorKey = {
  * SGR sequence, and an emitter listener cannot stop the others), so its emitter's `emit` is
  * wrapped for the root's life, in a layout effect: before Ink's `useInput` reads stdin.
  */
-function useInputFilter(): InputFilter {
+function useInputFilter(timers: FilterTimers | undefined): InputFilter {
   const { internal_eventEmitter: events } = useStdin();
-  const [filter] = useState(createInputFilter);
+  const [state] = useState(() => {
+    const s = { emit: (_input: string) => {} };
+    return { s, filter: createInputFilter(() => s.emit(PASTE_END), timers) };
+  });
   useLayoutEffect(() => {
     if (!events) return;
     const emit = events.emit;
     const filtered = function (this: typeof events, name: string | symbol, ...args: unknown[]) {
       if (name !== 'input' || typeof args[0] !== 'string') return emit.call(this, name, ...args);
-      const input = filter.filter(args[0]);
+      const input = state.filter.filter(args[0]);
       return input === undefined ? false : emit.call(this, name, input);
     };
     events.emit = filtered;
+    state.s.emit = (input) => events.emit('input', input);
     return () => {
       events.emit = emit;
+      state.s.emit = () => {};
+      state.filter.dispose();
     };
-  }, [events, filter]);
-  return filter;
+  }, [events, state]);
+  return state.filter;
 }
