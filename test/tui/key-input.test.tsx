@@ -5,12 +5,17 @@
  * when a person pasted colored terminal output. ui/key-input.tsx hands Ink's key listeners only
  * the keys Ink knows, and a paste's text whole, with its escape sequences removed.
  */
+import { Box, Text } from 'ink';
 import { render } from 'ink-testing-library';
+import { useRef, useState } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChatController } from '../../src/surfaces/tui/state/chat-controller';
 import { TuiApp } from '../../src/surfaces/tui/ui/app';
-import { PASTE_END, PASTE_START } from '../../src/surfaces/tui/ui/key-input';
-import { fakeClient, waitFor } from './fake-client';
+import { type EditorState, EMPTY, editKey } from '../../src/surfaces/tui/ui/editor';
+import { InputBox } from '../../src/surfaces/tui/ui/input-box';
+import { KeyInputRoot, PASTE_END, PASTE_START } from '../../src/surfaces/tui/ui/key-input';
+import { useLatestInput } from '../../src/surfaces/tui/ui/use-latest-input';
+import { fakeClient, manualTimers, tick, waitFor } from './fake-client';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -58,5 +63,131 @@ describe('the TUI on escape sequences from stdin', () => {
     screen.view.stdin.write('c');
     await waitFor(() => screen.frame().includes('abc'));
     expect(screen.frame()).not.toMatch(/\[(12;40R|\?62|>1|5n)/);
+  });
+});
+
+/** A prompt as the chat screen's: each key edited in (editor.ts) and shown (input-box.tsx). */
+function FuzzPrompt() {
+  const editor = useRef<EditorState>(EMPTY);
+  const [shown, setShown] = useState({ editor: EMPTY, keys: 0, last: '' });
+  useLatestInput((input, key) => {
+    const result = editKey(editor.current, input, key);
+    // A prompt sent or refused starts again empty: the fuzz goes on with a short prompt.
+    editor.current = result.action === 'submit' || result.refused ? EMPTY : result.state;
+    setShown((s) => ({ editor: editor.current, keys: s.keys + 1, last: input }));
+  });
+  return (
+    <Box flexDirection="column">
+      <InputBox editor={shown.editor} maxRows={4} busy={false} />
+      <Text>
+        keys {shown.keys} last {JSON.stringify(shown.last)}
+      </Text>
+    </Box>
+  );
+}
+
+/** mulberry32: the same strings on every run. */
+function random(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const PIECES = [
+  '\x1b',
+  '\x1b[',
+  '\x1b]',
+  '\x1bP',
+  '\x1b\\',
+  '\x07',
+  '\x00',
+  '\r',
+  '\n',
+  '\t',
+  '\x7f',
+  '\x08',
+  '\x03',
+  '\x9b',
+  '\x90',
+  PASTE_START,
+  PASTE_END,
+  '\x1b[31m',
+  '\x1b[0m',
+  '\x1b[1;5A',
+  '\x1b[13;5u',
+  '\x1b[3~',
+  '\x1bOA',
+  '\x1b[?1;2c',
+  '\x1b[12;40R',
+  '\x1b]0;title\x07',
+  '\x1b]8;;https://x.test\x1b\\',
+  '\x1b[200',
+  '\x1b[20',
+  '\ud83d',
+  '\ude00',
+  '😀',
+  'é',
+  '\u202e',
+  '\ufffd',
+  'a',
+  'Z',
+  '1',
+  ';',
+  ':',
+  '[',
+  '~',
+  'u',
+  'm',
+  ' ',
+  '/',
+  '\\',
+];
+
+function fuzzInput(next: () => number): string | Buffer {
+  const parts: string[] = [];
+  const count = 1 + Math.floor(next() * 8);
+  for (let i = 0; i < count; i++) {
+    const r = next();
+    if (r < 0.6) parts.push(PIECES[Math.floor(next() * PIECES.length)]);
+    else if (r < 0.8) parts.push(String.fromCharCode(Math.floor(next() * 0x100)));
+    else parts.push(String(Math.floor(next() * 300)));
+  }
+  const text = parts.join('');
+  // A read that ends inside a UTF-8 character: bytes, not a string (Ink decodes them as they are).
+  if (next() < 0.1) return Buffer.from(text, 'utf8').subarray(0, Math.max(1, Buffer.byteLength(text) - 1));
+  return text;
+}
+
+describe('the key input on random bytes', () => {
+  it('stays mounted and takes a typed key after 3,000 random reads (ESC, CSI, OSC, NUL, broken UTF-8, pastes)', async () => {
+    const timers = manualTimers();
+    const view = render(
+      <KeyInputRoot timers={timers}>
+        <FuzzPrompt />
+      </KeyInputRoot>,
+    );
+    cleanups.push(() => view.unmount());
+    await waitFor(() => view.lastFrame()?.includes('keys 0') ?? false);
+    const next = random(20_251);
+    for (let i = 0; i < 3000; i++) {
+      view.stdin.write(fuzzInput(next) as string);
+      // Now and then: Ink flushes a lone ESC, React renders, a paste left open times out.
+      if (i % 10 === 9) await new Promise((resolve) => setImmediate(resolve));
+      if (i % 50 === 49) timers.fire();
+    }
+    await tick();
+    timers.fire();
+    await tick();
+    view.stdin.write('q');
+    await waitFor(() => view.lastFrame()?.includes('last "q"') ?? false);
+    expect(view.lastFrame()).toMatch(/keys \d+ last "q"/);
+    // Nothing typed put a control character (but Ink's own ESC sequences, line breaks, tabs) or a
+    // bidi control on the screen.
+    const unsafe = /[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+    expect(view.frames.find((frame) => unsafe.test(frame))).toBeUndefined();
   });
 });

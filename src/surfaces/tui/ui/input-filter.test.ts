@@ -56,6 +56,17 @@ describe('createInputFilter', () => {
     expect(filter.takePaste()).toBeUndefined();
   });
 
+  it('hands on typed text without control characters (but CR, LF, tab), a control key alone as it is', () => {
+    const filter = createInputFilter(() => {});
+    expect(filter.filter('a\x07b\x9b\x00c\r')).toBe('abc\r');
+    expect(filter.filter('one\r\ntwo\tthree')).toBe('one\r\ntwo\tthree');
+    expect(filter.filter('\u202e')).toBe('<U+202E>');
+    expect(filter.filter('\x03')).toBe('\x03');
+    expect(filter.filter('\r')).toBe('\r');
+    expect(filter.filter('\x00\x07')).toBeUndefined();
+    expect(filter.filter('\x9b')).toBeUndefined();
+  });
+
   it('arms the idle timer again on each event of a paste and ends the paste when it fires', () => {
     const clock = timers();
     let ended = 0;

@@ -9,6 +9,8 @@
  *   characters removed (`safeTerminalText`): the text of colored output, not its colors. A paste
  *   whose end marker never comes (a terminal that drops it) ends after `PASTE_IDLE_MS` with no
  *   data, so later keys are not swallowed.
+ * - Text typed (or pasted without brackets) loses its control characters but CR, LF and tab,
+ *   and shows bidi controls, as a paste's text does; a control character alone is a key.
  * - Outside a paste, an escape sequence Ink names no key for (SGR `ESC [31m`, a cursor position
  *   report, a device attributes answer) is dropped. Ink's key parser threw on some of them (a
  *   parameter it reads as ctrl and no key name: `useInput` called `.startsWith` on undefined),
@@ -82,7 +84,8 @@ export function createInputFilter(
         armTimer();
         return undefined;
       }
-      return isKey(input) ? input : undefined;
+      if (!isKey(input)) return undefined;
+      return input[0] === '\x1b' ? input : typedText(input);
     },
     takePaste() {
       const paste = ended;
@@ -91,6 +94,18 @@ export function createInputFilter(
     },
     dispose: stopTimer,
   };
+}
+
+/**
+ * A text event made safe to show: a control character alone is a key (ctrl+c, enter, tab,
+ * backspace) and stays; in text typed faster than it is read, or pasted without brackets,
+ * control characters other than CR, LF and tab go and bidi controls are shown (safeTerminalText),
+ * as in a bracketed paste. Undefined when nothing is left.
+ */
+function typedText(input: string): string | undefined {
+  if (input.length === 1 && (input < ' ' || input === '\x7f')) return input;
+  const text = input.split('\r').map(safeTerminalText).join('\r');
+  return text || undefined;
 }
 
 // Ink's legacy key parser (ink/build/parse-keypress.js `fnKeyRe` and `keyName`): a sequence it
