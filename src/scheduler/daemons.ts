@@ -133,7 +133,7 @@ export function createDaemonRegistry(deps: {
         pid: self,
         host,
         url: input.url,
-        argv: JSON.stringify(input.argv),
+        argv: JSON.stringify(recordableArgv(input.argv)),
         worker: input.worker,
         started_at: now,
         heartbeat_at: now,
@@ -183,4 +183,27 @@ export function pidAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** A flag whose value is a secret (`--token`, `--api-key`, `--password=…`). */
+const SECRET_FLAG = /^--?[\w-]*(token|key|secret|password|passwd)$/i;
+
+/**
+ * The argv a row records, secret flag values replaced: the row is for showing what runs (restart
+ * rebuilds its command from kind, host and port), and `--token` in svc.db was readable by anyone
+ * who can read the database (stop 81, found by probing).
+ */
+export function recordableArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('-') && eq > 0 && SECRET_FLAG.test(arg.slice(0, eq)))
+      out.push(`${arg.slice(0, eq)}=[REDACTED]`);
+    else if (SECRET_FLAG.test(arg) && i + 1 < argv.length) {
+      out.push(arg, '[REDACTED]');
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 }

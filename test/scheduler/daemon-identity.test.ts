@@ -158,3 +158,51 @@ describe.skipIf(process.platform !== 'linux')('daemon rows are checked before a 
     expect(running(child)).toBe(true);
   });
 });
+
+describe('a daemon row records no secret', () => {
+  it('--token and other secret flag values are replaced in the recorded argv, the rest kept', async () => {
+    const app = await identityApp();
+    try {
+      const argv = [
+        '/svc/main.js',
+        'service',
+        'start',
+        'http',
+        '--token',
+        's3cretTOKEN123456',
+        '--api-key=sk-live-42',
+        '--port',
+        '0',
+        '--auth',
+        'bearer',
+      ];
+      const row = await app.daemons.register({
+        kind: 'http',
+        url: 'http://127.0.0.1:1',
+        argv,
+        cwd: app.workspace,
+        worker: null,
+      });
+      const stored = (
+        app.db.prepare('SELECT argv FROM service_processes WHERE id = ?').get(row.id) as { argv: string }
+      ).argv;
+      expect(stored).not.toContain('s3cretTOKEN123456');
+      expect(stored).not.toContain('sk-live-42');
+      expect(JSON.parse(stored)).toEqual([
+        '/svc/main.js',
+        'service',
+        'start',
+        'http',
+        '--token',
+        '[REDACTED]',
+        '--api-key=[REDACTED]',
+        '--port',
+        '0',
+        '--auth',
+        'bearer',
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+});
