@@ -12,6 +12,7 @@ import { azureModel, bedrockModel, vertexModel } from './cloud-models';
 import { missingKeyHint } from './credentials';
 import { createLeanTransport, isProcessFetch } from './http-transport';
 import { attachLeanTransport } from './openai-compatible-lean';
+import { PLAIN_KEY_TYPES } from './plain-key-types';
 import { acpModel, vendorCliModel } from './process-models';
 import { withPromptMessages } from './prompt-messages';
 import type { ProviderEntry } from './provider-entries';
@@ -30,23 +31,7 @@ export type { BuildRequest };
  * hangs off the entry object, which the provider service rebuilds when the config changes.
  * Types with refreshing tokens, cloud identity or child processes are built every time.
  */
-const CACHEABLE = new Set<ProviderEntry['type']>([
-  'anthropic',
-  'anthropic-compat',
-  'openai',
-  'google',
-  'openrouter',
-  'groq',
-  'mistral',
-  'xai',
-  'deepseek',
-  'cerebras',
-  'togetherai',
-  'fireworks',
-  'deepinfra',
-  'huggingface',
-  'openai-compat',
-]);
+const CACHEABLE = PLAIN_KEY_TYPES;
 const MAX_MODELS_PER_ENTRY = 32;
 const built = new WeakMap<ProviderEntry, Map<string, { fetch: typeof fetch; model: LanguageModelV3 }>>();
 

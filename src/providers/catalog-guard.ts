@@ -11,6 +11,7 @@
  * @module
  */
 import { isDeepStrictEqual } from 'node:util';
+import { PLAIN_KEY_TYPES } from './plain-key-types';
 
 /** The shapes read here (catalog.ts's parsed catalog fits them; no import back, no cycle). */
 type CatalogModel = { id: string } & Record<string, unknown>;
@@ -32,23 +33,7 @@ interface CatalogFile {
 }
 
 /** Types a catalog may add a provider of: one HTTP endpoint and an API key (or none). */
-const ADDABLE_TYPES = new Set<string>([
-  'anthropic',
-  'anthropic-compat',
-  'openai',
-  'openai-compat',
-  'google',
-  'openrouter',
-  'groq',
-  'mistral',
-  'xai',
-  'deepseek',
-  'cerebras',
-  'togetherai',
-  'fireworks',
-  'deepinfra',
-  'huggingface',
-]);
+const ADDABLE_TYPES = PLAIN_KEY_TYPES;
 
 /** What a catalog may change on a built-in provider. */
 const METADATA_KEYS = new Set(['id', 'name', 'models', 'default_large_model', 'default_small_model']);
