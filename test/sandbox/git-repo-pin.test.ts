@@ -28,15 +28,20 @@ import { toolHarness } from '../tools/harness';
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, { cwd, stdio: 'pipe', encoding: 'utf8' });
 
+/** A first commit holding `a.txt`. */
+function commitOne(ws: string): void {
+  writeFileSync(join(ws, 'a.txt'), 'one\n');
+  git(ws, 'add', '-A');
+  git(ws, 'commit', '-q', '-m', 'one');
+}
+
 describe('svc git: no transport, the workspace repository only', () => {
   it('a promisor remote uploadpack never runs: the git summary, a checkpoint and a snapshot start no fetch', async () => {
     const markers = mkdtempSync(join(tmpdir(), 'svc-git-promisor-'));
     const h = await toolHarness({ git: true });
     try {
       const ws = h.app.workspace;
-      writeFileSync(join(ws, 'a.txt'), 'one\n');
-      git(ws, 'add', '-A');
-      git(ws, 'commit', '-q', '-m', 'one');
+      commitOne(ws);
       git(ws, 'config', 'core.repositoryformatversion', '1');
       git(ws, 'config', 'extensions.partialClone', 'origin');
       git(ws, 'config', 'remote.origin.url', './nowhere');
@@ -107,9 +112,7 @@ describe('svc git: no transport, the workspace repository only', () => {
     const h = await toolHarness({ git: true });
     try {
       const ws = h.app.workspace;
-      writeFileSync(join(ws, 'a.txt'), 'one\n');
-      git(ws, 'add', '-A');
-      git(ws, 'commit', '-q', '-m', 'one');
+      commitOne(ws);
       renameSync(join(ws, '.git'), join(ws, '.git.old'));
       writeFileSync(join(ws, '.git'), `gitdir: ${join(victim, '.git')}\n`);
       const runner = createGitRunner(ws, h.app.env);
@@ -179,9 +182,7 @@ describe('svc git: no transport, the workspace repository only', () => {
     const h = await toolHarness({ git: true });
     try {
       const ws = h.app.workspace;
-      writeFileSync(join(ws, 'a.txt'), 'one\n');
-      git(ws, 'add', '-A');
-      git(ws, 'commit', '-q', '-m', 'one');
+      commitOne(ws);
       rmSync(join(ws, '.git', 'index'));
       execFileSync('mkfifo', [join(ws, '.git', 'index')]);
       await expect(h.call('checkpoint_create', { name: 'fifo' })).rejects.toThrow(
