@@ -7,7 +7,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { SvcError } from '../errors';
@@ -164,7 +164,13 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
   };
 
   const layer = (tree: Record<string, unknown>, source: ConfigSource, raw?: Record<string, unknown>) => {
-    const workspace = source.kind === 'workspace';
+    // A plugin under a data dir inside the workspace (the default `.svc/plugins`) may have come
+    // with the repository: its keys need the workspace's trust too.
+    const workspace =
+      source.kind === 'workspace' ||
+      (source.kind === 'plugin' &&
+        !!source.path &&
+        source.path.startsWith(`${resolve(input.workspace)}${sep}`));
     pending.push({ tree, source, workspace, risky: workspace ? riskyWorkspaceKeys(tree, raw) : [] });
   };
 

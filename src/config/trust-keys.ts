@@ -5,7 +5,7 @@
  * prompts or data. Loopback endpoints stay allowed (local model servers, test fakes).
  * @module
  */
-import { maskSecretArgs, maskUrlSecrets } from '../redact';
+import { maskUrlSecrets } from '../redact';
 import { isTable } from './config-tree';
 
 export type RiskyKind = 'command' | 'permission' | 'endpoint';
@@ -48,10 +48,9 @@ export function isLoopbackUrl(url: string): boolean {
 
 /** A command line as one string: argv words, quoted when they hold spaces. */
 function commandLine(command: unknown, args: unknown): string {
-  const words = maskSecretArgs([
-    ...(typeof command === 'string' ? [command] : strings(command)),
-    ...strings(args),
-  ]);
+  // Not masked: the text is the workspace's own, before `${ENV}` (a mask hid a payload behind
+  // `--token`, found by probing).
+  const words = [...(typeof command === 'string' ? [command] : strings(command)), ...strings(args)];
   return words.map((w) => (/[\s"']/.test(w) || w === '' ? JSON.stringify(w) : w)).join(' ');
 }
 
@@ -118,7 +117,23 @@ function commandKeys(tree: Tree, raw: Tree, add: Add) {
         ['deploy', 'targets', id],
       );
   }
+  // A vendor CLI's program and arguments (`[auth.claude] command`).
+  for (const [platform, auth] of blocks(tree.auth)) {
+    const rawAuth = table(table(raw.auth)[platform]);
+    if (auth.command !== undefined)
+      add(['auth', platform, 'command'], 'command', commandLine(rawAuth.command, rawAuth.args));
+    if (auth.args !== undefined) add(['auth', platform, 'args'], 'command');
+  }
   const options = table(tree.options);
+  // Variables every command gets (`BASH_ENV` runs a script in each bash; `include` passes svc's
+  // own variables, keys among them, to commands).
+  const shellEnv = table(options.shell_env);
+  for (const k of ['set', 'include'])
+    if (
+      shellEnv[k] !== undefined &&
+      (k === 'include' ? nonEmpty(shellEnv[k]) : Object.keys(table(shellEnv[k])).length)
+    )
+      add(['options', 'shell_env', k], 'command');
   if (table(options.sandbox).bwrap_path !== undefined) add(['options', 'sandbox', 'bwrap_path'], 'command');
   if (options.operating_packs === true)
     add(['options', 'operating_packs'], 'command', 'true (runs the hooks of packs in the workspace)');
@@ -162,10 +177,53 @@ function endpointKeys(tree: Tree, add: Add) {
   if (probe.some((entry) => remote(entry.slice(entry.indexOf('=') + 1))))
     add(['options', 'local_probe', 'urls'], 'endpoint');
   if (remote(table(tree.telemetry).otlp_endpoint)) add(['telemetry', 'otlp_endpoint'], 'endpoint');
+  for (const [id, provider] of blocks(tree.providers))
+    for (const [k, v] of Object.entries(table(provider.provider_options)))
+      if (
+        typeof v === 'string' &&
+        (/^https?:/i.test(v) ? remote(v) : HOST_PART_KEYS.has(k) && !/^[\w-]*$/.test(v))
+      )
+        add(['providers', id, 'provider_options', k], 'endpoint');
   const store = table(tree.store).url;
-  if (typeof store === 'string' && URL.canParse(store) && new URL(store).hostname && remote(store))
-    add(['store', 'url'], 'endpoint');
+  if (typeof store === 'string' && !storeOnLoopback(store)) add(['store', 'url'], 'endpoint');
   for (const [platform, endpoints] of blocks(tree.auth))
     for (const [k, v] of Object.entries(endpoints))
       if (typeof v === 'string' && /^https?:/i.test(v) && remote(v)) add(['auth', platform, k], 'endpoint');
+}
+
+/**
+ * `provider_options` that become part of a host name (`https://${resource_name}.openai.azure.com`,
+ * a Vertex location, a Bedrock region): anything but letters, digits, `-` and `_` can move the
+ * host (`127.0.0.1:8443/steal?` sent an Azure key elsewhere, found by probing).
+ */
+const HOST_PART_KEYS = new Set([
+  'resource_name',
+  'resourceName',
+  'location',
+  'region',
+  'project',
+  'account_id',
+]);
+
+/**
+ * Whether every host a PostgreSQL URL connects to is loopback or a Unix socket: the URL's host
+ * list and libpq's `host` / `hostaddr` parameters (`postgres:///db?host=192.0.2.2`).
+ */
+function storeOnLoopback(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  const parsed = new URL(url);
+  const hosts = [
+    ...decodeURIComponent(parsed.host).split(','),
+    ...parsed.searchParams.getAll('host').flatMap((h) => h.split(',')),
+    ...parsed.searchParams.getAll('hostaddr').flatMap((h) => h.split(',')),
+  ]
+    .map((h) => h.trim())
+    .filter(Boolean);
+  return hosts.every(
+    (h) =>
+      h.startsWith('/') ||
+      isLoopbackUrl(
+        `http://${h.includes(':') && !h.startsWith('[') && h.split(':').length > 2 ? `[${h}]` : h}`,
+      ),
+  );
 }

@@ -49,6 +49,11 @@ export function inspectAzure(entry: ProviderEntry, env: Env, apiKey: CredentialR
       /\/openai(\/v1)?$/.test(trimmed) || !/\.azure\.com$/.test(safeHost(trimmed))
         ? trimmed
         : `${trimmed}/openai`;
+  } else if (resource && !/^[A-Za-z0-9-]+$/.test(resource.value)) {
+    // Only a name: anything else moves the host (`127.0.0.1:8443/steal?` sent the key there).
+    problems.push(
+      `${entry.id}: ${resource.name} must be an Azure resource name (letters, digits and -), not ${JSON.stringify(resource.value.slice(0, 80))}; use providers.${entry.id}.base_url for a full endpoint`,
+    );
   } else if (resource) {
     baseUrl = `https://${resource.value}.openai.azure.com/openai`;
   } else {
