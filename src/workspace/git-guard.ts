@@ -172,12 +172,19 @@ function checkGitDir(top: string, dotGit: string, isFile: boolean): void {
   } else if (!inside(gitDir)) throw outside(dotGit, gitDir);
   // Files every git command opens: one that is not a regular file (a FIFO) would hold each of
   // svc's git calls in `open` until its timeout (stop 81, found by probing).
-  for (const name of ['index', 'HEAD', 'config', 'packed-refs', 'commondir']) {
-    const file = statSync(join(gitDir, name), { throwIfNoEntry: false });
+  const files = [
+    ...['index', 'HEAD', 'config', 'packed-refs', 'commondir', 'info/exclude', 'info/attributes'].map(
+      (name) => join(gitDir, name),
+    ),
+    join(top, '.gitignore'),
+    join(top, '.gitattributes'),
+  ];
+  for (const path of files) {
+    const file = statSync(path, { throwIfNoEntry: false });
     if (file && !file.isFile())
       throw new UnguardableGitConfig(
         'git file',
-        `${join(gitDir, name)} is not a regular file; svc runs no git there until it is one (or removed)`,
+        `${path} is not a regular file; svc runs no git there until it is one (or removed)`,
       );
   }
   const common = readSmall(join(gitDir, 'commondir')).trim();

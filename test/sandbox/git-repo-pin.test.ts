@@ -189,8 +189,14 @@ describe('svc git: no transport, the workspace repository only', () => {
         /\.git\/index is not a regular file; svc runs no git there/,
       );
       expect(await gitSummary(ws, undefined, { fresh: true })).toBeUndefined();
+      rmSync(join(ws, '.git', 'index'));
+      execFileSync('mkfifo', [join(ws, '.gitignore')]);
+      await expect(h.call('checkpoint_create', { name: 'fifo' })).rejects.toThrow(
+        /\.gitignore is not a regular file; svc runs no git there/,
+      );
     } finally {
       rmSync(join(h.app.workspace, '.git', 'index'), { force: true });
+      rmSync(join(h.app.workspace, '.gitignore'), { force: true });
       await h.app.close();
     }
   });
