@@ -162,6 +162,8 @@ function permissionKeys(tree: Tree, add: Add) {
   const services = table(tree.services);
   for (const k of ['http', 'mcp'])
     if (table(services[k]).allow_no_auth === true) add(['services', k, 'allow_no_auth'], 'permission');
+  // What an MCP client may call: a mutating tool exposed there runs without an ask (found by probing).
+  if (nonEmpty(table(services.mcp).exposed_tools)) add(['services', 'mcp', 'exposed_tools'], 'permission');
 }
 
 function endpointKeys(tree: Tree, add: Add) {

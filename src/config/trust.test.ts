@@ -152,6 +152,9 @@ url = "postgres:///svcdb?host=192.0.2.2&port=18850"
       'store.url | postgres:///svcdb?host=192.0.2.2&port=18850',
     ]);
     expect(keysOf('[store]\nurl = "postgres://u@127.0.0.1:5432/db?host=/var/run/postgresql"\n')).toEqual([]);
+    expect(keysOf('[services.mcp]\nexposed_tools = ["svc_bash", "svc_view"]\n')).toEqual([
+      'services.mcp.exposed_tools | ["svc_bash","svc_view"]',
+    ]);
   });
 
   it('lists a command whole: nothing after a secret-looking flag is masked', () => {
