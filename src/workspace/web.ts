@@ -18,6 +18,7 @@ import type { FileHistory } from './file-history';
 import { looksBinary, readRegularFile } from './file-io';
 import { readTarget } from './file-load';
 import type { PathResolver } from './paths';
+import { refuseBlockedTarget } from './web-target';
 
 export const WEB_LIMITS = {
   fetchTimeoutSeconds: 30,
@@ -241,6 +242,9 @@ function parseUrl(raw: string): URL {
   return url;
 }
 
+/** As many redirects as a browser follows before giving up. */
+const MAX_REDIRECTS = 20;
+
 async function request(
   fetchImpl: typeof fetch,
   url: URL,
@@ -257,12 +261,30 @@ async function request(
         ? '*/*'
         : 'text/html;q=0.9, text/plain;q=0.8, */*;q=0.1';
   try {
-    return await fetchImpl(url, {
-      signal: combined,
-      redirect: 'follow',
-      headers: { accept, 'user-agent': 'svc' },
-    });
+    // Redirects followed here, each hop's address checked (web-target.ts).
+    let current = url;
+    for (let hop = 0; ; hop++) {
+      await refuseBlockedTarget(current);
+      const response = await fetchImpl(current, {
+        signal: combined,
+        redirect: 'manual',
+        headers: { accept, 'user-agent': 'svc' },
+      });
+      const location =
+        response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
+      if (!location) return response;
+      await response.body?.cancel().catch(() => {});
+      if (hop >= MAX_REDIRECTS)
+        throw new SvcError('unavailable', `url: ${url.href} redirected more than ${MAX_REDIRECTS} times`);
+      current = new URL(location, current);
+      if (current.protocol !== 'http:' && current.protocol !== 'https:')
+        throw new SvcError(
+          'unavailable',
+          `url: ${url.href} redirected to ${current.protocol} URL, which svc does not follow`,
+        );
+    }
   } catch (error) {
+    if (SvcError.is(error)) throw error;
     if (signal?.aborted) throw new SvcError('cancelled', `the request to ${url.href} was cancelled`);
     if (timeout.aborted) throw new SvcError('timeout', `url: ${url.href} did not answer within ${seconds} s`);
     throw new SvcError('unavailable', `url: ${url.href} could not be fetched: ${(error as Error).message}`, {

@@ -3,7 +3,8 @@
  * - HTML becomes markdown (or text, or stays html); JSON and text come back as is;
  * - binary content is refused by fetch; size caps truncate fetch and stop download;
  * - slow servers hit the timeout; bad URLs and schemes are clear errors;
- * - download asks, refuses to overwrite unless told, records history and publishes file.changed.
+ * - download asks, refuses to overwrite unless told, records history and publishes file.changed;
+ * - link-local and cloud metadata addresses are refused, also as a redirect's target (found by probing).
  */
 
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { blockedAddress, refuseBlockedTarget } from '../../src/workspace/web-target';
 import { toolHarness } from './harness';
 
 async function server(): Promise<string> {
@@ -36,6 +38,14 @@ async function server(): Promise<string> {
         return;
       case '/slow':
         setTimeout(() => res.end('late'), 5000).unref();
+        return;
+      case '/to-metadata':
+        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
+        res.end();
+        return;
+      case '/hop':
+        res.writeHead(301, { location: '/data.json' });
+        res.end();
         return;
       case '/missing':
         res.writeHead(404, { 'content-type': 'text/plain' });
@@ -98,6 +108,45 @@ describe('fetch', () => {
     });
     await expect(h.call('fetch', { url: 'not a url' })).rejects.toThrow(/not a valid URL/);
     await expect(h.call('fetch', { url: 'file:///etc/passwd' })).rejects.toThrow(/only http and https/);
+  });
+});
+
+describe('blocked targets', () => {
+  it('fetch and download refuse link-local and metadata addresses, directly, mapped, by name and behind a redirect; redirects elsewhere are followed', async () => {
+    const base = await server();
+    const h = await toolHarness();
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://[fe80::1]/',
+      'http://0.0.0.0:1/',
+    ]) {
+      await expect(h.call('fetch', { url })).rejects.toMatchObject({
+        code: 'forbidden',
+        message: expect.stringMatching(
+          /a link-local or cloud metadata address; svc's web tools never fetch those/,
+        ),
+      });
+    }
+    await expect(h.call('fetch', { url: `${base}/to-metadata` })).rejects.toThrow(/169\.254\.169\.254/);
+    await expect(h.call('download', { url: `${base}/to-metadata`, path: 'meta.txt' })).rejects.toThrow(
+      /169\.254\.169\.254/,
+    );
+    const followed = (await h.call('fetch', { url: `${base}/hop` })) as {
+      final_url: string;
+      content: string;
+    };
+    expect(followed.final_url).toBe(`${base}/data.json`);
+    expect(followed.content).toContain('"ok":true');
+    // By name: the addresses a name resolves to are checked.
+    await expect(
+      refuseBlockedTarget(new URL('http://metadata.example/'), async () => [{ address: '169.254.169.254' }]),
+    ).rejects.toThrow(/metadata\.example, which resolves to 169\.254\.169\.254/);
+    await expect(
+      refuseBlockedTarget(new URL('http://dev.example/'), async () => [{ address: '10.0.0.5' }]),
+    ).resolves.toBeUndefined();
+    expect(blockedAddress('127.0.0.1')).toBe(false);
+    expect(blockedAddress('fd00:ec2::254')).toBe(true);
   });
 });
 
