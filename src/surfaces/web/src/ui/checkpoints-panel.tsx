@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import type { Api } from '../api';
-import { Badge, ErrorBox, formatTime, Loading, ReadoutFrame } from './common';
+import { Badge, ErrorBox, formatTime, Loading, outsideText, ReadoutFrame } from './common';
 import { errorMessage, useResource } from './hooks';
 
 interface Checkpoint {
@@ -74,9 +74,9 @@ export function CheckpointsPanel({ api }: { api: Api }) {
           {list.data.checkpoints.map((c) => (
             <li key={c.id}>
               <div>
-                <strong>{c.name}</strong> {c.automatic ? <Badge>automatic</Badge> : null}
+                <strong>{outsideText(c.name)}</strong> {c.automatic ? <Badge>automatic</Badge> : null}
                 <div class="meta">
-                  <code>{c.id}</code> · {formatTime(c.created_at)} · {c.branch ?? 'detached'} @{' '}
+                  <code>{c.id}</code> · {formatTime(c.created_at)} · {outsideText(c.branch) || 'detached'} @{' '}
                   {c.commit.slice(0, 10)}
                 </div>
               </div>
@@ -86,7 +86,7 @@ export function CheckpointsPanel({ api }: { api: Api }) {
                 onClick={() => {
                   if (
                     !confirm(
-                      `Restore checkpoint "${c.name}"? Files changed since are put back; a safety checkpoint is taken first.`,
+                      `Restore checkpoint "${outsideText(c.name)}"? Files changed since are put back; a safety checkpoint is taken first.`,
                     )
                   )
                     return;

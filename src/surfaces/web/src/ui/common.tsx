@@ -5,6 +5,7 @@
  */
 import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
+import { visibleControls } from '../../../../util/terminal-text';
 import { ApiError, errorMessage } from '../api';
 
 export function ErrorBox({
@@ -110,6 +111,15 @@ export function formatTime(value: number | string | null | undefined): string {
   const n = typeof value === 'string' ? Date.parse(value) : value < 1e12 ? value * 1000 : value;
   const date = new Date(n);
   return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString();
+}
+
+/**
+ * Text from outside (a session title, a file name, a model, tool or agent name) to show as plain
+ * text: every control character and bidi override shown as a marker (`<U+202E>`, `^[`), as the
+ * permission card shows them, so it cannot reorder or hide what is shown around it.
+ */
+export function outsideText(text: string | null | undefined): string {
+  return text ? visibleControls(text) : '';
 }
 
 export function str(value: unknown): string {

@@ -5,6 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { type DiffFile, type DiffLine, fileLabel, splitRows } from '../diff';
+import { outsideText } from './common';
 
 const FOLD_AT = 400;
 
@@ -23,7 +24,7 @@ export function DiffView({ files }: { files: DiffFile[] }) {
       {files.map((file, f) => (
         <div class="diff-file" key={f}>
           <div class="diff-name">
-            <span>{fileLabel(file)}</span>
+            <span>{outsideText(fileLabel(file))}</span>
             <span class="add">+{file.added}</span>
             <span class="del">-{file.removed}</span>
           </div>

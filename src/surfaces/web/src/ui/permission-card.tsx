@@ -10,12 +10,11 @@
  * @module
  */
 import { useState } from 'preact/hooks';
-import { visibleControls } from '../../../../util/terminal-text';
 import type { PermissionPrompt } from '../../../tui/client';
 import { parseDiff } from '../diff';
 import { CodeBlock } from '../markdown';
 import type { Decision } from '../session-controller';
-import { KeyValues, str } from './common';
+import { KeyValues, outsideText, str } from './common';
 import { DiffView } from './diff-view';
 
 /** Bidi embeddings, overrides, isolates and marks: they change the order characters are shown in. */
@@ -49,22 +48,22 @@ export function PermissionCard({
   return (
     <section class="permission" aria-labelledby={headingId}>
       <h2 id={headingId}>
-        Permission needed: <code>{visibleControls(request.tool)}</code>
+        Permission needed: <code>{outsideText(request.tool)}</code>
       </h2>
-      <p class="perm-title">{visibleControls(request.title)}</p>
+      <p class="perm-title">{outsideText(request.title)}</p>
       {reordered ? (
         <p class="perm-warning" role="alert">
           This command contains characters that change its displayed order (shown as &lt;U+202E&gt; and the
           like): read it as shown here.
         </p>
       ) : null}
-      {command ? <CodeBlock code={visibleControls(command)} lang="bash" /> : null}
+      {command ? <CodeBlock code={outsideText(command)} lang="bash" /> : null}
       {diff.length ? <DiffView files={diff} /> : null}
       {rest.length ? (
         <details>
           <summary>Details</summary>
           <KeyValues
-            rows={rest.map(([key, value]) => [key, <code key={key}>{visibleControls(str(value))}</code>])}
+            rows={rest.map(([key, value]) => [key, <code key={key}>{outsideText(str(value))}</code>])}
           />
         </details>
       ) : null}

@@ -8,6 +8,7 @@ import { useRef, useState } from 'preact/hooks';
 import type { TranscriptState } from '../../../tui/state/transcript';
 import type { Api } from '../api';
 import type { ControllerState, SessionController } from '../session-controller';
+import { outsideText } from './common';
 import { errorMessage } from './hooks';
 
 export function PromptBox(props: {
@@ -37,7 +38,7 @@ export function PromptBox(props: {
     if (!checkpoint) return;
     if (
       !confirm(
-        `Put the workspace back to checkpoint "${checkpoint.name}"? Files changed since are restored; a safety checkpoint is taken first.`,
+        `Put the workspace back to checkpoint "${outsideText(checkpoint.name)}"? Files changed since are restored; a safety checkpoint is taken first.`,
       )
     )
       return;
@@ -126,7 +127,7 @@ export function PromptBox(props: {
           disabled={!state.lastCheckpoint || running}
           title={
             state.lastCheckpoint
-              ? `Restore "${state.lastCheckpoint.name}"`
+              ? `Restore "${outsideText(state.lastCheckpoint.name)}"`
               : 'No checkpoint taken in this page yet'
           }
           onClick={() => void undo()}

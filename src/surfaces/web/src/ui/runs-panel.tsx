@@ -6,7 +6,17 @@
  */
 import type { Api } from '../api';
 import { href } from '../router';
-import { Badge, ErrorBox, formatMs, formatTime, KeyValues, Loading, ReadoutFrame, str } from './common';
+import {
+  Badge,
+  ErrorBox,
+  formatMs,
+  formatTime,
+  KeyValues,
+  Loading,
+  outsideText,
+  ReadoutFrame,
+  str,
+} from './common';
 import { useResource } from './hooks';
 
 interface RunRow {
@@ -114,7 +124,7 @@ function RunList({ api, sessionId }: { api: Api; sessionId: string }) {
                     <Badge tone={TONE[run.status]}>{run.status}</Badge>
                   </td>
                   <td>
-                    {run.agent} · {run.model ?? '—'}
+                    {outsideText(run.agent)} · {outsideText(run.model) || '—'}
                   </td>
                   <td>{run.steps}</td>
                   <td>{formatMs(run.duration_ms)}</td>
@@ -122,7 +132,7 @@ function RunList({ api, sessionId }: { api: Api; sessionId: string }) {
                     {run.usage?.input_tokens ?? 0}/{run.usage?.output_tokens ?? 0}
                   </td>
                   <td>{formatTime(run.started_at)}</td>
-                  <td class="clip">{run.prompt_preview}</td>
+                  <td class="clip">{outsideText(run.prompt_preview)}</td>
                 </tr>
               ))}
             </tbody>
@@ -155,7 +165,7 @@ function RunDetail({ api, sessionId, runId }: { api: Api; sessionId: string; run
   return (
     <>
       {back}
-      <ReadoutFrame title={`Run ${runId}`} source={`GET ${path}/trace`} data={t}>
+      <ReadoutFrame title={`Run ${outsideText(runId)}`} source={`GET ${path}/trace`} data={t}>
         <KeyValues
           rows={[
             [
@@ -164,15 +174,15 @@ function RunDetail({ api, sessionId, runId }: { api: Api; sessionId: string; run
                 {t.run.status}
               </Badge>,
             ],
-            ['Reason', t.run.reason],
-            ['Agent', t.run.agent],
-            ['Model', t.run.model],
-            ['Origin', t.run.origin],
+            ['Reason', outsideText(t.run.reason)],
+            ['Agent', outsideText(t.run.agent)],
+            ['Model', outsideText(t.run.model)],
+            ['Origin', outsideText(t.run.origin)],
             ['Duration', formatMs(t.run.duration_ms)],
             ['Steps', t.totals.steps],
             ['Tool calls', `${t.totals.tool_calls} (${t.totals.tool_errors} failed)`],
             ['Permission prompts', t.totals.permission_prompts],
-            ['Prompt', t.run.prompt_preview],
+            ['Prompt', outsideText(t.run.prompt_preview)],
           ]}
         />
         <h3>Timings</h3>
@@ -200,9 +210,9 @@ function RunDetail({ api, sessionId, runId }: { api: Api; sessionId: string; run
                 <ul>
                   {s.tool_calls.map((c) => (
                     <li key={c.tool_call_id} class={c.is_error ? 'error' : ''}>
-                      {c.is_error ? '✗' : '✓'} <code>{c.tool}</code> {c.title ?? ''} ·{' '}
+                      {c.is_error ? '✗' : '✓'} <code>{outsideText(c.tool)}</code> {outsideText(c.title)} ·{' '}
                       {formatMs(c.duration_ms)}
-                      {c.error ? <span class="error-line"> {c.error}</span> : null}
+                      {c.error ? <span class="error-line"> {outsideText(c.error)}</span> : null}
                     </li>
                   ))}
                 </ul>
@@ -216,8 +226,8 @@ function RunDetail({ api, sessionId, runId }: { api: Api; sessionId: string; run
             <ul class="plain">
               {t.permissions.map((p, i) => (
                 <li key={i}>
-                  {str(p.type)} · <code>{str(p.tool)}</code> {str(p.decision ?? p.title)}{' '}
-                  {p.by ? `by ${str(p.by)}` : ''}
+                  {str(p.type)} · <code>{outsideText(str(p.tool))}</code>{' '}
+                  {outsideText(str(p.decision ?? p.title))} {p.by ? `by ${outsideText(str(p.by))}` : ''}
                 </li>
               ))}
             </ul>
@@ -229,7 +239,7 @@ function RunDetail({ api, sessionId, runId }: { api: Api; sessionId: string; run
             <ul class="plain">
               {t.errors.map((e, i) => (
                 <li key={i} class="error-line">
-                  {str(e.type)}: {str(e.message ?? e.error)}
+                  {str(e.type)}: {outsideText(str(e.message ?? e.error))}
                 </li>
               ))}
             </ul>
@@ -257,7 +267,7 @@ function RunDetail({ api, sessionId, runId }: { api: Api; sessionId: string; run
                       <code>{e.type}</code>
                     </td>
                     <td>{formatTime(e.created_at)}</td>
-                    <td class="clip">{summarize(e.payload)}</td>
+                    <td class="clip">{outsideText(summarize(e.payload))}</td>
                   </tr>
                 ))}
               </tbody>

@@ -11,7 +11,7 @@ import type { StreamStatus } from '../events';
 import { href, type Route, SESSION_TABS } from '../router';
 import { createSessionController, type SessionController } from '../session-controller';
 import { CheckpointsPanel } from './checkpoints-panel';
-import { Badge, ErrorBox, Loading } from './common';
+import { Badge, ErrorBox, Loading, outsideText } from './common';
 import { useExternal } from './hooks';
 import { PermissionCard } from './permission-card';
 import { PromptBox } from './prompt-box';
@@ -42,7 +42,7 @@ export function SessionPage({ api, route }: { api: Api; route: SessionRoute }): 
           error={
             missing
               ? new Error(
-                  `There is no session "${route.id}" on this server. It may have been deleted, or the link is from another server.`,
+                  `There is no session "${outsideText(route.id)}" on this server. It may have been deleted, or the link is from another server.`,
                 )
               : state.loadError
           }
@@ -60,11 +60,11 @@ export function SessionPage({ api, route }: { api: Api; route: SessionRoute }): 
   return (
     <div class="page session-page">
       <div class="session-head">
-        <h1>{session.title || <span class="muted">(untitled)</span>}</h1>
+        <h1>{outsideText(session.title) || <span class="muted">(untitled)</span>}</h1>
         <div class="session-badges">
           <code>{session.id}</code>
           <Badge tone={session.state === 'idle' ? undefined : 'live'}>{session.state}</Badge>
-          <Badge>{session.model ?? 'default model'}</Badge>
+          <Badge>{outsideText(session.model) || 'default model'}</Badge>
           <ConnectionBadge status={state.stream} />
         </div>
       </div>

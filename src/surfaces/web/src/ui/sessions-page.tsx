@@ -8,7 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Api } from '../api';
 import { href } from '../router';
 import type { SessionView } from '../session-controller';
-import { Badge, ErrorBox, formatTime, Loading } from './common';
+import { Badge, ErrorBox, formatTime, Loading, outsideText } from './common';
 import { errorMessage, useResource } from './hooks';
 
 interface SearchResult {
@@ -106,15 +106,15 @@ export function SessionsPage({ api }: { api: Api }): JSX.Element {
             {shown.map((s) => (
               <li key={s.id}>
                 <a href={href({ name: 'session', id: s.id, tab: 'chat' })}>
-                  <span class="title">{s.title || <span class="muted">(untitled)</span>}</span>
+                  <span class="title">{outsideText(s.title) || <span class="muted">(untitled)</span>}</span>
                   <Badge tone={s.state === 'idle' ? undefined : 'live'}>{s.state}</Badge>
                   <span class="meta">
-                    <code>{s.id}</code> · {s.message_count} messages · {s.model ?? 'default model'} ·{' '}
-                    {formatTime(s.updated_at)}
+                    <code>{s.id}</code> · {s.message_count} messages ·{' '}
+                    {outsideText(s.model) || 'default model'} · {formatTime(s.updated_at)}
                     {s.queue_length ? ` · ${s.queue_length} queued` : ''}
                   </span>
                   {matching?.get(s.id)?.snippet ? (
-                    <span class="snippet">{matching.get(s.id)?.snippet}</span>
+                    <span class="snippet">{outsideText(matching.get(s.id)?.snippet)}</span>
                   ) : null}
                 </a>
               </li>

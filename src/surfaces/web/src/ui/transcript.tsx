@@ -10,7 +10,7 @@ import { safeTerminalText } from '../../../../util/terminal-text';
 import type { AssistantItem, Item, ToolItem, TranscriptState } from '../../../tui/state/transcript';
 import { parseDiff } from '../diff';
 import { Markdown } from '../markdown';
-import { formatMs } from './common';
+import { formatMs, outsideText } from './common';
 import { DiffView } from './diff-view';
 
 export function Transcript({ state }: { state: TranscriptState }) {
@@ -136,14 +136,14 @@ function ToolView({ item }: { item: ToolItem }) {
           </span>
         ) : null}
         {item.status === 'denied' ? <span class="denied-label">denied</span> : null}
-        {item.summary ? <span class="summary">{summaryLine(item)}</span> : null}
+        {item.summary ? <span class="summary">{outsideText(summaryLine(item))}</span> : null}
         {item.duration_ms !== undefined ? <span class="duration">{formatMs(item.duration_ms)}</span> : null}
       </div>
       {item.files.length ? (
         <ul class="files">
           {item.files.map((f) => (
             <li key={`${f.path}:${f.change}`}>
-              {f.change === 'create' ? '+' : f.change === 'delete' ? '-' : '~'} {f.path}
+              {f.change === 'create' ? '+' : f.change === 'delete' ? '-' : '~'} {outsideText(f.path)}
             </li>
           ))}
         </ul>

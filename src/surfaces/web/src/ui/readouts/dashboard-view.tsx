@@ -5,7 +5,7 @@
  * @module
  */
 import type { Api } from '../../api';
-import { Badge, ErrorBox, formatTime, KeyValues, Loading, ReadoutFrame, str } from '../common';
+import { Badge, ErrorBox, formatTime, KeyValues, Loading, outsideText, ReadoutFrame, str } from '../common';
 import { useResource } from '../hooks';
 
 interface Dashboard {
@@ -124,7 +124,7 @@ export function DashboardView({ api, sessionId }: { api: Api; sessionId?: string
                   <code>{t.trace_id}</code>
                 </td>
                 <td>{t.scenario_kind}</td>
-                <td>{t.title ?? ''}</td>
+                <td>{outsideText(t.title)}</td>
                 <td>{t.step_count}</td>
                 <td>{t.actor_count}</td>
               </tr>
