@@ -13,6 +13,7 @@ import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import type { Session } from '../sessions/session-store';
 import { workflowPhase } from '../sessions/session-views';
+import { agentScope, byAgent } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 
@@ -96,6 +97,7 @@ export const setPlanArtifact = defineTool({
     const { app } = ctx;
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
+    await agentScope(ctx, session.id, 'write the plan of');
     const previous = planOf(session);
     const plan: StoredPlan = {
       markdown: input.markdown,
@@ -154,6 +156,13 @@ export const clearPlan = defineTool({
     const { app } = ctx;
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
+    await agentScope(ctx, session.id, 'clear the plan of');
+    if (byAgent(ctx) && workflowPhase(session) === 'planning') {
+      throw new SvcError(
+        'forbidden',
+        `session ${session.id} is in the planning phase: it ends when the user approves the plan (/approve, approve_plan), not by the agent clearing it; revise the plan with set_plan_artifact`,
+      );
+    }
     const had = planOf(session) !== undefined;
     await setPhase(app, session, 'none', ctx.surface, { plan: null });
     if (had) app.bus.publish(session.id, 'plan.updated', { session_id: session.id, has_plan: false });
@@ -241,6 +250,7 @@ export const approvePlan = defineTool({
     const { app } = ctx;
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
+    await agentScope(ctx, session.id, 'approve the plan of');
     const plan = planOf(session);
     if (!plan) {
       throw new SvcError(
@@ -280,6 +290,7 @@ export const returnToPlan = defineTool({
     const { app } = ctx;
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
+    await agentScope(ctx, session.id, 'change the workflow phase of');
     const { from, changed } = await setPhase(app, session, 'planning', ctx.surface);
     return {
       session_id: session.id,

@@ -16,6 +16,7 @@ import { buildTrace, phaseSpans } from '../runs/run-trace';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import { workflowPhase } from '../sessions/session-views';
+import { agentScope } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 import { route, SESSION_ROUTES } from './session-routes';
@@ -222,6 +223,7 @@ export const updateAgentRun = defineTool({
     if (ctx.runId === before.id) {
       throw new SvcError('invalid_input', 'run_id: a run cannot cancel itself; finish your answer instead');
     }
+    await agentScope(ctx, before.session_id, 'cancel the runs of');
     const after = await app.agent.cancelRun(before.id, `cancelled with update_agent_run (${ctx.surface})`);
     return {
       run_id: before.id,
@@ -266,6 +268,7 @@ export const cancelSessionRun = defineTool({
         'session_id: a run cannot cancel itself; finish your answer instead',
       );
     }
+    await agentScope(ctx, session.id, 'cancel the runs of');
     const outcome = await app.agent.cancel(session.id, {
       clearQueue: input.clear_queue,
       reason: `cancelled with cancel_session_run (${ctx.surface})`,

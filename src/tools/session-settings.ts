@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import { workflowPhase } from '../sessions/session-views';
+import { agentScope } from './agent-caller';
 import { defineTool } from './core/define-tool';
 
 const sessionIdField = () => sessionIdInput('current');
@@ -98,6 +99,7 @@ export const setSessionModel = defineTool({
     const { app } = ctx;
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
+    await agentScope(ctx, session.id, 'change the model of');
     const resolved = input.model ? await app.models.resolve({ selector: input.model }) : undefined;
     const updated = await app.sessions.update(session.id, { model: resolved?.selector ?? null });
     return { session_id: session.id, model: updated.model, previous: session.model };
@@ -125,6 +127,7 @@ export const setReasoningEffort = defineTool({
     const { app } = ctx;
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
+    await agentScope(ctx, session.id, 'change the reasoning effort of');
     const effort = input.effort === 'none' ? null : input.effort;
     await app.sessions.update(session.id, { reasoning_effort: effort });
     return { session_id: session.id, reasoning_effort: effort, previous: session.reasoning_effort };

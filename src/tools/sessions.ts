@@ -13,6 +13,7 @@ import { SvcError } from '../errors';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import { sessionSummary, sessionView } from '../sessions/session-views';
+import { agentLoosening, agentNoSwitch, agentScope } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import { message } from './messages';
 import { getPromptQueueStatus, queueEnqueue } from './prompt-queue';
@@ -51,6 +52,7 @@ export const createSession = defineTool({
     // As update_session checks it: a session made with a model no provider serves failed only at
     // its first run.
     if (input.model) await app.models.resolve({ selector: input.model });
+    if (input.switch) agentNoSwitch(ctx);
     const session = await app.agent.createSession({
       title: input.title,
       parent_id: input.parent_id,
@@ -75,6 +77,7 @@ export const switchSession = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const { app } = ctx;
+    agentNoSwitch(ctx);
     const previous = await app.agent.currentSession();
     const session = await app.sessions.require(input.session_id);
     await app.agent.setCurrentSession(session.id);
@@ -192,6 +195,8 @@ export const updateSession = defineTool({
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
     if (input.agent) agentKind(app.config, input.agent, 'primary');
+    await agentScope(ctx, session.id, 'change');
+    agentLoosening(ctx, session, input);
     if (input.model) await app.models.resolve({ selector: input.model });
     const { session_id: _ignored, ...patch } = input;
     if (Object.keys(patch).length === 0) {

@@ -1,0 +1,67 @@
+/**
+ * What a model's tool call may do to sessions. A call the agent loop makes (surface `agent`: a
+ * run's tool call, carrying its session and run) acts for the model, which a prompt injection can
+ * steer; a call from an operator surface (HTTP, CLI, TUI, MCP, ACP) is the operator's own and keeps
+ * every power. So the session tools check, for the agent only: it acts on its own session and the
+ * sessions below it (its sub-agents'), never on another; it never loosens a session's restrictions
+ * (plan mode, a read-only agent kind, the planning phase: those are lifted by the user); it never
+ * switches the current session.
+ * @module
+ */
+import { agentKinds } from '../agent/agent-kinds';
+import { SvcError } from '../errors';
+import type { Session } from '../sessions/session-store';
+import type { ToolContext } from './core/types';
+
+/** The call is a model's tool call inside a run (not an operator's). */
+export const byAgent = (ctx: Pick<ToolContext, 'surface'>): boolean => ctx.surface === 'agent';
+
+/**
+ * Refuses an agent's call acting on `sessionId` unless it is the run's own session or one below it.
+ * `what` completes "the agent may not …" (e.g. `change the settings of`).
+ */
+export async function agentScope(ctx: ToolContext, sessionId: string, what: string): Promise<void> {
+  if (!byAgent(ctx)) return;
+  const own = ctx.sessionId;
+  if (own === sessionId) return;
+  if (own && (await ctx.app.sessions.family(own)).some((s) => s.id === sessionId)) return;
+  throw new SvcError(
+    'forbidden',
+    `session_id: ${sessionId} is not the session this run works in nor one of its sub-agent sessions; the agent may not ${what} another session (the operator can, over HTTP, MCP, the CLI or the TUI)`,
+  );
+}
+
+/** Refuses an agent's call that would make the session's mode or default agent kind less restrictive. */
+export function agentLoosening(
+  ctx: ToolContext,
+  session: Session,
+  patch: { mode?: string; agent?: string },
+): void {
+  if (!byAgent(ctx)) return;
+  if (session.mode === 'plan' && patch.mode === 'build') {
+    throw new SvcError(
+      'forbidden',
+      `mode: plan mode is left by the user (PATCH /v1/sessions/${session.id} with mode build, or svc_update_session over MCP), not by the agent; write the plan with set_plan_artifact and stop for review`,
+    );
+  }
+  if (patch.agent && patch.agent !== session.agent) {
+    const kinds = agentKinds(ctx.app.config);
+    const from = kinds.find((k) => k.id === session.agent);
+    const to = kinds.find((k) => k.id === patch.agent);
+    if (from?.read_only && to && !to.read_only) {
+      throw new SvcError(
+        'forbidden',
+        `agent: the read-only agent kind ${from.id} is left by the user (PATCH /v1/sessions/${session.id} with another agent), not by the agent`,
+      );
+    }
+  }
+}
+
+/** Refuses an agent's switch of the current session (the operator's default session). */
+export function agentNoSwitch(ctx: ToolContext): void {
+  if (!byAgent(ctx)) return;
+  throw new SvcError(
+    'forbidden',
+    'the current session is switched by the user (svc session switch, svc_switch_session over MCP), not by the agent',
+  );
+}
