@@ -23,7 +23,9 @@ export const byAgent = (ctx: Pick<ToolContext, 'surface'>): boolean => ctx.surfa
 export async function agentScope(ctx: ToolContext, sessionId: string, what: string): Promise<void> {
   if (!byAgent(ctx)) return;
   const own = ctx.sessionId;
-  if (own === sessionId) return;
+  // A run's tool call always carries its session (agent-toolbox.ts); without one there is no run
+  // to keep in scope (a direct call in a test or a tool's own sub-call).
+  if (!own || own === sessionId) return;
   if (own && (await ctx.app.sessions.family(own)).some((s) => s.id === sessionId)) return;
   throw new SvcError(
     'forbidden',
