@@ -96,6 +96,81 @@ describe('what the agent may do to sessions', () => {
     expect(await asOperator(app, 'clear_plan', { session_id: own })).toMatchObject({ cleared: true });
   });
 
+  it('starts no run in another session, edits or deletes none of its messages, deletes no other session', async () => {
+    const { app, own, child, other } = await setup();
+    const note = await app.sessions.appendMessage({
+      session_id: other,
+      role: 'user',
+      parts: [{ type: 'text', text: 'the operator wrote this' }],
+    });
+    for (const [name, input] of [
+      ['message', { action: 'send', session_id: other, text: 'injected' }],
+      ['queue_enqueue', { session_id: other, prompt: 'injected' }],
+      ['message', { action: 'update', message_id: note.id, text: 'injected' }],
+      ['message', { action: 'delete', message_id: note.id }],
+      ['summarize_session', { session_id: other }],
+      ['contract_rerun', { session_id: other, attach: { t: { kind: 'file_exists', path: 'x' } } }],
+      ['delete_session', { session_id: other }],
+    ] as const) {
+      await expect(asAgent(app, own, name, input), name).rejects.toMatchObject({
+        code: 'forbidden',
+        message: expect.stringContaining(`session_id: ${other} is not the session this run works in`),
+      });
+    }
+    expect(await app.sessions.messages(other)).toMatchObject([
+      { id: note.id, parts: [{ type: 'text', text: 'the operator wrote this' }] },
+    ]);
+    expect(await app.agent.queue(other)).toHaveLength(0);
+    expect((await app.sessions.require(other)).id).toBe(other);
+    const queued = await asAgent(app, own, 'queue_enqueue', {
+      session_id: child,
+      prompt: 'next',
+      start: false,
+    });
+    expect(queued.queue).toHaveLength(1);
+    expect(await asOperator(app, 'delete_session', { session_id: other })).toMatchObject({ count: 1 });
+  });
+
+  it('creates sessions only as its own children, never less restricted than its own', async () => {
+    const { app, own, other } = await setup();
+    const made = (await asAgent(app, own, 'create_session', { title: 'helper' })).session;
+    expect(await app.sessions.require(made.id)).toMatchObject({ parent_id: own, mode: 'plan' });
+    await expect(asAgent(app, own, 'create_session', { mode: 'build' })).rejects.toMatchObject({
+      code: 'forbidden',
+      message: expect.stringContaining('a session the agent creates is in plan mode too'),
+    });
+    await expect(asAgent(app, own, 'create_session', { parent_id: other })).rejects.toMatchObject({
+      code: 'forbidden',
+      message: expect.stringContaining(`session_id: ${other} is not the session this run works in`),
+    });
+    await asOperator(app, 'update_session', { session_id: own, mode: 'build', agent: 'plan' });
+    const readOnly = (await asAgent(app, own, 'create_session', {})).session;
+    expect(await app.sessions.require(readOnly.id)).toMatchObject({ parent_id: own, agent: 'plan' });
+    await expect(asAgent(app, own, 'create_session', { agent: 'build' })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    expect(
+      (await asAgent(app, own, 'queue_enqueue', { session_id: made.id, prompt: 'go', start: false })).queue,
+    ).toHaveLength(1);
+    const free = (await asOperator(app, 'create_session', { mode: 'build' })).session;
+    expect(await app.sessions.require(free.id)).toMatchObject({ parent_id: null, mode: 'build' });
+  });
+
+  it('queues no run of a mutating agent kind in a session held to a read-only kind', async () => {
+    const { app, own } = await setup();
+    await asOperator(app, 'update_session', { session_id: own, agent: 'plan' });
+    for (const [name, input] of [
+      ['message', { action: 'send', text: 'go', agent: 'build' }],
+      ['queue_enqueue', { prompt: 'go', agent: 'build', start: false }],
+    ] as const) {
+      await expect(asAgent(app, own, name, input), name).rejects.toMatchObject({
+        code: 'forbidden',
+        message: expect.stringContaining('read-only agent kind plan is left by the user'),
+      });
+    }
+    expect(await app.agent.queue(own)).toHaveLength(0);
+  });
+
   it("does not switch the current session, nor cancel another session's runs", async () => {
     const { app, own, other } = await setup();
     await expect(asAgent(app, own, 'switch_session', { session_id: other })).rejects.toMatchObject({

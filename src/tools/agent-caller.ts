@@ -59,6 +59,36 @@ export function agentLoosening(
   }
 }
 
+/**
+ * What a session the agent creates may be: a child in its own family (so it can prompt it, and
+ * `delete_session` of its own session takes it along), never less restricted than the run's own
+ * session: under plan mode or a read-only agent kind the new session inherits them, and asking
+ * for build mode or a mutating kind is refused. An operator's call passes through unchanged.
+ */
+export async function agentChildSession<
+  T extends { parent_id?: string; mode?: 'build' | 'plan'; agent?: string },
+>(ctx: ToolContext, input: T): Promise<T> {
+  if (!byAgent(ctx) || !ctx.sessionId) return input;
+  const parent = input.parent_id ?? ctx.sessionId;
+  await agentScope(ctx, parent, 'create sessions under');
+  const own = await ctx.app.sessions.require(ctx.sessionId);
+  const ownKind = agentKinds(ctx.app.config).find((k) => k.id === own.agent);
+  const held = {
+    ...input,
+    parent_id: parent,
+    mode: input.mode ?? (own.mode === 'plan' ? 'plan' : undefined),
+    agent: input.agent ?? (ownKind?.read_only ? own.agent : undefined),
+  };
+  if (own.mode === 'plan' && held.mode === 'build') {
+    throw new SvcError(
+      'forbidden',
+      `mode: this run's session ${own.id} is in plan mode; a session the agent creates is in plan mode too (omit mode, or give plan)`,
+    );
+  }
+  agentLoosening(ctx, own, { agent: held.agent });
+  return held;
+}
+
 /** Refuses an agent's switch of the current session (the operator's default session). */
 export function agentNoSwitch(ctx: ToolContext): void {
   if (!byAgent(ctx)) return;

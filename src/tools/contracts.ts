@@ -12,6 +12,7 @@ import { SvcError } from '../errors';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import type { BashResult } from '../workspace/shell';
+import { agentScope } from './agent-caller';
 import { type AnyTool, defineTool, type ToolContext } from './core/define-tool';
 import { opContext } from './core/op-context';
 
@@ -65,6 +66,7 @@ export const contractRerun = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const sessionId = await agentOrCurrentSession(ctx, input.session_id);
+    if (sessionId) await agentScope(ctx, sessionId, 'evaluate or change the contract of');
     if (input.attach) {
       if (!sessionId)
         throw new SvcError(

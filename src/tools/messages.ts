@@ -10,6 +10,7 @@ import { SvcError } from '../errors';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import type { MessagePart } from '../sessions/session-store';
+import { agentLoosening, agentScope } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 import { busyGuard } from './session-guards';
@@ -62,6 +63,8 @@ export const message = defineTool({
         if (!input.text) throw new SvcError('invalid_input', 'text: required for action send');
         const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
           .session;
+        await agentScope(ctx, session.id, 'send prompts to');
+        agentLoosening(ctx, session, { agent: input.agent });
         const wait = input.wait || ctx.surface === 'cli';
         if (wait && session.id === ctx.sessionId) {
           throw new SvcError(
@@ -101,6 +104,7 @@ export const message = defineTool({
         if (found.role !== 'user' && found.role !== 'assistant') {
           throw new SvcError('invalid_input', `message_id: a ${found.role} message has no text to update`);
         }
+        await agentScope(ctx, found.session_id, 'edit the messages of');
         await busyGuard(app, found.session_id, 'edit its messages');
         const parts: MessagePart[] = [
           { type: 'text', text: input.text },
@@ -111,6 +115,7 @@ export const message = defineTool({
       }
       case 'delete': {
         const found = await requireMessage(app, input.message_id);
+        await agentScope(ctx, found.session_id, 'delete the messages of');
         await busyGuard(app, found.session_id, 'delete its messages');
         await app.sessions.deleteMessage(found.id);
         return { action: 'delete', deleted: found.id, session_id: found.session_id };

@@ -320,6 +320,7 @@ export const summarizeSession = defineTool({
     const { app } = ctx;
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
+    await agentScope(ctx, session.id, 'compact the history of');
     if (app.agent.requestCompaction(session.id)) {
       return {
         session_id: session.id,

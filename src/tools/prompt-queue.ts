@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
+import { agentLoosening, agentScope } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import { route, SESSION_ROUTES } from './session-routes';
 
@@ -70,6 +71,8 @@ export const queueEnqueue = defineTool({
     const { app } = ctx;
     const session = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
+    await agentScope(ctx, session.id, 'queue prompts for');
+    agentLoosening(ctx, session, { agent: input.agent });
     const sent = await app.agent.enqueue({
       sessionId: session.id,
       prompt: input.prompt,

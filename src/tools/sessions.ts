@@ -13,7 +13,7 @@ import { SvcError } from '../errors';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import { sessionSummary, sessionView } from '../sessions/session-views';
-import { agentLoosening, agentNoSwitch, agentScope } from './agent-caller';
+import { agentChildSession, agentLoosening, agentNoSwitch, agentScope } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import { message } from './messages';
 import { getPromptQueueStatus, queueEnqueue } from './prompt-queue';
@@ -53,12 +53,13 @@ export const createSession = defineTool({
     // its first run.
     if (input.model) await app.models.resolve({ selector: input.model });
     if (input.switch) agentNoSwitch(ctx);
+    const held = await agentChildSession(ctx, input);
     const session = await app.agent.createSession({
-      title: input.title,
-      parent_id: input.parent_id,
-      agent: input.agent,
-      model: input.model,
-      mode: input.mode,
+      title: held.title,
+      parent_id: held.parent_id,
+      agent: held.agent,
+      model: held.model,
+      mode: held.mode,
     });
     if (input.switch) await app.agent.setCurrentSession(session.id);
     return { session: await sessionView(app, session), current: input.switch };
@@ -229,6 +230,7 @@ export const deleteSession = defineTool({
     const { app } = ctx;
     const family = await app.sessions.family(input.session_id);
     if (family.length === 0) await app.sessions.require(input.session_id);
+    await agentScope(ctx, input.session_id, 'delete');
     if (ctx.sessionId && family.some((s) => s.id === ctx.sessionId)) {
       throw new SvcError(
         'conflict',
