@@ -5,7 +5,9 @@
  * prompts or data. Loopback endpoints stay allowed (local model servers, test fakes).
  * @module
  */
+
 import { maskUrlSecrets } from '../redact';
+import { isLoopbackUrl } from '../util/loopback';
 import { isTable } from './config-tree';
 
 export type RiskyKind = 'command' | 'permission' | 'endpoint';
@@ -22,6 +24,8 @@ export interface RiskyKey {
   file?: string;
 }
 
+export { isLoopbackUrl };
+
 type Tree = Record<string, unknown>;
 
 const table = (v: unknown): Tree => (isTable(v) ? v : {});
@@ -29,22 +33,6 @@ const blocks = (v: unknown): [string, Tree][] =>
   Object.entries(table(v)).filter((e): e is [string, Tree] => isTable(e[1]));
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
 const nonEmpty = (v: unknown): boolean => Array.isArray(v) && v.length > 0;
-
-/** A loopback URL: localhost, *.localhost, 127.0.0.0/8, ::1. Anything unparseable is not. */
-export function isLoopbackUrl(url: string): boolean {
-  try {
-    const host = new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, '');
-    return (
-      host === 'localhost' ||
-      host.endsWith('.localhost') ||
-      host === '::1' ||
-      /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
-      /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
-    );
-  } catch {
-    return false;
-  }
-}
 
 /** A command line as one string: argv words, quoted when they hold spaces. */
 function commandLine(command: unknown, args: unknown): string {

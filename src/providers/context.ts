@@ -55,20 +55,7 @@ export function withSvcOverrides(names: readonly string[]): string[] {
   return names.flatMap((name) => [`SVC_${name}`, name]);
 }
 
-export function isLoopbackUrl(url: string | undefined): boolean {
-  if (!url) return false;
-  try {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    return (
-      host === 'localhost' ||
-      host === '::1' ||
-      /^127\.\d+\.\d+\.\d+$/.test(host) ||
-      host.endsWith('.localhost')
-    );
-  } catch {
-    return false;
-  }
-}
+export { isLoopbackUrl } from '../util/loopback';
 
 export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -4,9 +4,11 @@
  * `authentication required`; no token and AllowNoAuth true → pass. Constant-time comparison.
  * @module
  */
+
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { SvcError } from '../../errors';
+import { isLoopbackHostname } from '../../util/loopback';
 import { type ErrorStyle, errorResponse } from './errors';
 
 export interface AuthOptions {
@@ -51,18 +53,8 @@ export function bearerRefusal(
   return undefined;
 }
 
-const LOOPBACK_NAMES = new Set(['localhost', 'ip6-localhost', '::1', '0:0:0:0:0:0:0:1']);
-
-/** A loopback host: localhost, 127.0.0.0/8, ::1, an IPv4-mapped 127.x. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[|\]$/g, '');
-  if (LOOPBACK_NAMES.has(h)) return true;
-  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
-}
+/** A loopback address to bind (no `*.localhost`: see isLoopbackHostname). */
+export const isLoopbackHost = (host: string): boolean => isLoopbackHostname(host, { subdomains: false });
 
 /** The name of a `Host` header value (`[::1]:7420` → `::1`, `localhost:7420` → `localhost`). */
 function hostName(host: string): string {
@@ -103,7 +95,7 @@ export function hostRefusal(headers: Headers): string | undefined {
   const host = headers.get('host');
   // `*.localhost` too: browsers resolve those names to loopback themselves, never through DNS.
   const name = host ? hostName(host) : undefined;
-  if (name === undefined || isLoopbackHost(name) || /\.localhost$/i.test(name)) return undefined;
+  if (name === undefined || isLoopbackHostname(name)) return undefined;
   return `Host ${JSON.stringify(host)} is not a loopback name: with no token (--auth none) svc answers only requests addressed to localhost, 127.0.0.1 or [::1], a guard against DNS rebinding; set a token (--token or SVC_HTTP_TOKEN) to serve it`;
 }
 

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { isLoopbackHostname, isLoopbackUrl } from './loopback';
+
+describe('loopback', () => {
+  it('knows loopback names, brackets and IPv4-mapped forms included', () => {
+    for (const host of [
+      '127.0.0.1',
+      '127.1.2.3',
+      'localhost',
+      'LocalHost',
+      'app.localhost',
+      'ip6-localhost',
+      '::1',
+      '[::1]',
+      '0:0:0:0:0:0:0:1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+    ]) {
+      expect(isLoopbackHostname(host), host).toBe(true);
+    }
+    for (const host of [
+      '0.0.0.0',
+      '::',
+      '192.168.1.4',
+      'example.com',
+      '128.0.0.1',
+      '::ffff:8.8.8.8',
+      'localhost.evil',
+    ]) {
+      expect(isLoopbackHostname(host), host).toBe(false);
+    }
+  });
+
+  it('leaves out *.localhost when asked (an address to bind)', () => {
+    expect(isLoopbackHostname('app.localhost', { subdomains: false })).toBe(false);
+    expect(isLoopbackHostname('localhost', { subdomains: false })).toBe(true);
+  });
+
+  it('reads the host of a URL, as URL normalizes it', () => {
+    expect(isLoopbackUrl('http://[::1]:8080/v1')).toBe(true);
+    expect(isLoopbackUrl('http://[::ffff:127.0.0.1]:80/')).toBe(true);
+    expect(isLoopbackUrl('http://127.0.0.1.attacker.example/')).toBe(false);
+    expect(isLoopbackUrl('http://[::ffff:10.0.0.1]/')).toBe(false);
+    expect(isLoopbackUrl('not a url')).toBe(false);
+    expect(isLoopbackUrl(undefined)).toBe(false);
+  });
+});
