@@ -10,7 +10,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { catalogCachePath, embeddedCatalog, MAX_CATALOG_BYTES } from '../../src/providers/catalog';
+import {
+  catalogCachePath,
+  embeddedCatalog,
+  MAX_CATALOG_BYTES,
+  PROVIDER_TYPES,
+} from '../../src/providers/catalog';
+import { PLAIN_KEY_TYPES } from '../../src/providers/plain-key-types';
 import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { svc } from './helpers/cli';
@@ -55,6 +61,14 @@ async function listen(handler: Parameters<typeof createServer>[1]) {
   onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
+
+describe('the plain-key provider types', () => {
+  it('are provider types svc knows (a renamed type would drop out of the cache and the guard)', () => {
+    const known = new Set<string>(PROVIDER_TYPES);
+    expect([...PLAIN_KEY_TYPES].filter((t) => !known.has(t))).toEqual([]);
+    expect(PLAIN_KEY_TYPES.size).toBeGreaterThan(10);
+  });
+});
 
 describe('catalog guard', () => {
   it('a catalog cannot redirect a built-in provider: base_url, type, api_key_env and headers stay built-in, the models are taken', async () => {
