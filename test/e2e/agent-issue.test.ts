@@ -40,6 +40,8 @@ describe('svc run: read, edit, test, checkpoint, answer', () => {
       HOME: join(ws, '.home'),
       XDG_CONFIG_HOME: join(ws, '.home', '.config'),
       XDG_DATA_HOME: join(ws, '.home', '.local', 'share'),
+      // The user trusts the repository (its allowlist is a trust-gated key; untrusted, a note says so).
+      SVC_TRUST_WORKSPACE: '1',
     };
     const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ws }).toString().trim();
 

@@ -3,7 +3,7 @@
  * revokes a workspace in the user's config dir; under `security.workspace_trust = "require"` a
  * headless `svc run` in an untrusted workspace does not start the workspace's stdio MCP server
  * (whose command would create a marker file) and says why, and does after `svc trust`. The
- * default ("ask") leaves headless runs as they were.
+ * default ("ask") leaves headless runs as they were, with a note on stderr naming the keys used.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -84,11 +84,20 @@ describe('workspace trust', () => {
     expect(existsSync(marker)).toBe(true);
   });
 
-  it('ask (the default): a headless run uses the workspace keys as before', async () => {
-    const provider = await fakeProvider([reply().text('done')]);
+  it('ask (the default): a headless run uses the workspace keys as before, and says so on stderr', async () => {
+    const provider = await fakeProvider([reply().text('done'), reply().text('again')]);
     const { home, ws, marker } = setup(provider.url);
     const result = await runBin(['run', 'hello'], { cwd: ws, env: env(home) });
     expect(result).toMatchObject({ code: 0, stdout: 'done\n' });
+    expect(result.stderr).toContain(
+      `svc: note: workspace ${ws} is not trusted and its config sets mcp.marker`,
+    );
+    expect(result.stderr).toContain(`svc trust ${ws}`);
     expect(existsSync(marker)).toBe(true);
+
+    expect((await runBin(['trust'], { cwd: ws, env: env(home) })).code).toBe(0);
+    const trusted = await runBin(['run', 'hello'], { cwd: ws, env: env(home) });
+    expect(trusted).toMatchObject({ code: 0, stdout: 'again\n' });
+    expect(trusted.stderr).not.toContain('not trusted');
   });
 });

@@ -28,6 +28,9 @@ const EXPOSED = [
   'svc_list_tool_capabilities',
 ];
 
+/** The user trusts these workspaces (exposed_tools is a trust-gated key; untrusted, a note says so on stderr). */
+const trustedEnv = (ws: string) => ({ ...isolatedEnv(ws), SVC_TRUST_WORKSPACE: '1' });
+
 function workspace(exposed: string[], extra = '') {
   const list = exposed.map((n) => JSON.stringify(n)).join(', ');
   return tmpWorkspace({ files: { 'svc.toml': `[services.mcp]\nexposed_tools = [${list}]\n${extra}` } });
@@ -38,7 +41,7 @@ async function stdioClient(ws: string, args: string[] = []) {
     command: process.execPath,
     args: [BIN, 'service', 'start', 'mcp', ...args],
     cwd: ws,
-    env: isolatedEnv(ws) as Record<string, string>,
+    env: trustedEnv(ws) as Record<string, string>,
     stderr: 'pipe',
   });
   let stderr = '';
@@ -223,7 +226,7 @@ describe('svc service start mcp (built binary)', () => {
     ];
     const result = await runBin(['service', 'start', 'mcp'], {
       cwd: ws,
-      env: isolatedEnv(ws),
+      env: trustedEnv(ws),
       input: frames.map((f) => JSON.stringify(f)).join('\n') + '\n',
     });
     expect(result.code, result.stderr).toBe(0);
@@ -259,7 +262,7 @@ describe('svc service start mcp (built binary)', () => {
       ],
     ];
     for (const [ws, args, message] of cases) {
-      const result = await runBin(['service', 'start', 'mcp', ...args], { cwd: ws, env: isolatedEnv(ws) });
+      const result = await runBin(['service', 'start', 'mcp', ...args], { cwd: ws, env: trustedEnv(ws) });
       expect(result.code, result.stderr).toBe(2);
       expect(result.stdout).toBe('');
       expect(result.stderr.split('\n').filter(Boolean)).toHaveLength(1);
@@ -285,7 +288,7 @@ describe('svc service start mcp (built binary)', () => {
         '--token',
         'e2e-token-9876',
       ],
-      { cwd: ws, env: isolatedEnv(ws) as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: ws, env: trustedEnv(ws) as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const exited = new Promise<number | null>((r) => child.on('close', r));
     onTestFinished(() => {

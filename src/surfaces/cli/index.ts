@@ -219,18 +219,34 @@ function editDistance(a: string, b: string): number {
 }
 
 /**
- * A headless surface under `security.workspace_trust = "require"` that dropped workspace keys says
- * so on stderr (stdout may be a protocol): the config warnings are not printed otherwise.
+ * A headless surface says on stderr (stdout may be a protocol) what the gate did with an untrusted
+ * workspace's risky keys: under "require" which it ignored; under "ask" (the TUI asks; headless
+ * runs keep them) which it is using, so they are never used unannounced. The config warnings are
+ * not printed otherwise.
  */
 function warnDroppedKeys(app: App, io: CliIo) {
   const trust = app.loaded.trust;
-  if (!trust?.dropped.length || trust.mode !== 'require') return;
-  const keys = trust.dropped.map((k) => k.key).join(', ');
-  io.stderr.write(
-    safeTerminalText(
-      `svc: warning: workspace ${trust.workspace} is not trusted (security.workspace_trust = "require"): ignored ${keys} from its config; run \`svc trust ${trust.workspace}\` (or pass --trust-workspace) to use them\n`,
-    ),
-  );
+  if (!trust || trust.trusted || trust.ask) return;
+  const names = (keys: { key: string }[]) =>
+    keys.length > 6
+      ? `${keys
+          .slice(0, 6)
+          .map((k) => k.key)
+          .join(', ')} and ${keys.length - 6} more`
+      : keys.map((k) => k.key).join(', ');
+  if (trust.mode === 'require' && trust.dropped.length) {
+    io.stderr.write(
+      safeTerminalText(
+        `svc: warning: workspace ${trust.workspace} is not trusted (security.workspace_trust = "require"): ignored ${names(trust.dropped)} from its config; run \`svc trust ${trust.workspace}\` (or pass --trust-workspace) to use them\n`,
+      ),
+    );
+  } else if (trust.mode === 'ask' && trust.risky.length && !trust.dropped.length) {
+    io.stderr.write(
+      safeTerminalText(
+        `svc: note: workspace ${trust.workspace} is not trusted and its config sets ${names(trust.risky)} (commands, looser permissions or remote endpoints); a headless run uses them under security.workspace_trust = "ask": run \`svc trust ${trust.workspace}\` to record that you trust it, or set [security] workspace_trust = "require" in your user config to ignore them\n`,
+      ),
+    );
+  }
 }
 
 function collect(value: string, previous: string[]): string[] {
