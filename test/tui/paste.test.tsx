@@ -12,6 +12,7 @@ import { createChatController } from '../../src/surfaces/tui/state/chat-controll
 import { TuiApp } from '../../src/surfaces/tui/ui/app';
 import type { EditorKey } from '../../src/surfaces/tui/ui/editor';
 import { KeyInputRoot, PASTE_END, PASTE_START } from '../../src/surfaces/tui/ui/key-input';
+import { MAX_PROMPT_CHARS } from '../../src/surfaces/tui/ui/paste';
 import { useLatestInput } from '../../src/surfaces/tui/ui/use-latest-input';
 import { fakeClient, manualTimers, tick, waitFor } from './fake-client';
 
@@ -105,5 +106,64 @@ describe('a bracketed paste', () => {
     await tick();
     expect(seen.map(([input]) => input)).toEqual(['the marker is lost', 'a']);
     view.unmount();
+  });
+
+  it('that goes past 4 MiB is said to be too big at once, held no further, and dropped until its end marker', async () => {
+    const client = fakeClient();
+    const controller = createChatController(client, { store: { intervalMs: 0 } });
+    const view = render(<TuiApp controller={controller} armDelayMs={0} />);
+    await waitFor(() => view.lastFrame()?.includes('ask anything') ?? false);
+    const notices = () =>
+      controller
+        .store()
+        .getSnapshot()
+        .items.filter((i) => i.kind === 'notice' && i.text.includes('paste of more than 4.0 MiB not added'));
+    view.stdin.write('keep ');
+    view.stdin.write(PASTE_START);
+    const chunk = 'z'.repeat(64 * 1024);
+    for (let sent = 0; sent <= MAX_PROMPT_CHARS; sent += chunk.length) view.stdin.write(chunk);
+    // Told while the paste still comes (its end may never come), not at its end.
+    await waitFor(() => notices().length > 0);
+    expect(notices()[0]).toMatchObject({
+      level: 'warn',
+      text: expect.stringContaining('save the text to a file'),
+    });
+    // An endless paste: as much again, and the user is told once.
+    for (let sent = 0; sent <= MAX_PROMPT_CHARS; sent += chunk.length) view.stdin.write(chunk);
+    view.stdin.write(PASTE_END);
+    view.stdin.write('ok');
+    await waitFor(() => view.lastFrame()?.includes('keep ok') ?? false);
+    expect(notices()).toHaveLength(1);
+    expect(view.lastFrame()).not.toContain('Pasted text');
+    view.stdin.write('\r');
+    await waitFor(() => client.callsOf('sendPrompt').length > 0);
+    expect(client.callsOf('sendPrompt')[0][1]).toBe('keep ok');
+    view.unmount();
+    controller.dispose();
+  });
+});
+
+describe('an OSC string typed outside a paste (a title, a hyperlink, a color answer)', () => {
+  it('leaves nothing in the prompt, whole or split across reads, and the keys around it are typed', async () => {
+    const client = fakeClient();
+    const controller = createChatController(client, { store: { intervalMs: 0 } });
+    const view = render(<TuiApp controller={controller} armDelayMs={0} />);
+    await waitFor(() => view.lastFrame()?.includes('ask anything') ?? false);
+    view.stdin.write('a\x1b]0;evil title\x07b');
+    view.stdin.write('\x1b]8;;http://exam');
+    await tick();
+    view.stdin.write('ple.com/\x1b');
+    // Ink hands a read's last ESC on alone once no more input came: the ST is split.
+    await tick();
+    view.stdin.write('\\c\x1b]11;rgb:0000/0000/0000\x1b\\d');
+    await waitFor(() => view.lastFrame()?.includes('abcd') ?? false);
+    const frame = view.lastFrame() ?? '';
+    for (const part of ['evil', 'title', 'exam', 'ple.com', 'rgb', '0;', ']'])
+      expect(frame).not.toContain(part);
+    view.stdin.write('\r');
+    await waitFor(() => client.callsOf('sendPrompt').length > 0);
+    expect(client.callsOf('sendPrompt')[0][1]).toBe('abcd');
+    view.unmount();
+    controller.dispose();
   });
 });

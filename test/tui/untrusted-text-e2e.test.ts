@@ -4,6 +4,7 @@
  * - a command longer than the screen opens in the permission dialog on its first line with the
  *   dialog's title above it, scrolls with pgdn, and `y` allows it only once its last line was on
  *   the screen; its escape sequences are shown (`^[[8m`), not acted on;
+ * - colored text and OSC strings typed into the prompt leave only their text (none of an OSC's);
  * - model text and a command's output that carry OSC (window title, clipboard) and SGR (conceal,
  *   colors) sequences leave the pane's title, tmux's clipboard buffers and the cells' attributes
  *   (capture-pane -e) as they were.
@@ -112,8 +113,9 @@ describe('outside text on the terminal (tmux)', () => {
     const ws = workspace(provider.url);
     const t = svcInTmux({ cwd: ws, columns: 100, rows: 30 });
     await t.until((s) => s.includes('ask anything'), 'the prompt');
-    // Typed: Ink's key parser threw on ESC [31m, which stopped the TUI.
-    t.type(`${ESC}[31mred${ESC}[0m `);
+    // Typed: Ink's key parser threw on ESC [31m, which stopped the TUI; an OSC string's text
+    // (a title, a hyperlink) was typed into the prompt.
+    t.type(`${ESC}[31mred${ESC}]0;osc title\x07${ESC}]8;;http://osc.example/${ESC}\\${ESC}[0m `);
     await t.until((s) => s.includes('› red'), 'the typed text');
     // Pasted in brackets (-p), as the TUI asks the terminal for.
     writeFileSync(join(t.home, 'colored.txt'), `${ESC}[1;32m✓${ESC}[0m passed\n${ESC}[31m✗ failed${ESC}[0m`);
@@ -123,6 +125,7 @@ describe('outside text on the terminal (tmux)', () => {
     t.type('', 'Enter');
     await t.until((s) => s.includes('Read the colors.'), 'the answer');
     expect(t.screen()).not.toContain('terminal UI stopped');
+    expect(t.screen()).not.toContain('osc');
     const messages = (provider.requests[0].body as { messages: { role: string; content: unknown }[] })
       .messages;
     const user = messages.filter((m) => m.role === 'user').at(-1)!;

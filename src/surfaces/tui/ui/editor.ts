@@ -12,8 +12,11 @@ export interface EditorState extends PasteState {
   cursor: number;
 }
 
-/** A key as the TUI's root hands it on: `paste` marks a whole bracketed paste (key-input.tsx). */
-export type EditorKey = Key & { paste?: boolean };
+/**
+ * A key as the TUI's root hands it on: `paste` marks a whole bracketed paste, `pasteTooBig` one
+ * too big to hold, which comes with no text (key-input.tsx).
+ */
+export type EditorKey = Key & { paste?: boolean; pasteTooBig?: boolean };
 
 export type EditorAction = 'submit' | 'queue' | 'history-prev' | 'history-next' | 'complete';
 

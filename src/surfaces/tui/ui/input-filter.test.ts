@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createInputFilter, type FilterTimers, isKey, PASTE_END, PASTE_START } from './input-filter';
+import {
+  createInputFilter,
+  type FilterTimers,
+  isKey,
+  MAX_OSC_CHARS,
+  PASTE_END,
+  PASTE_START,
+} from './input-filter';
 
 describe('isKey', () => {
   it('takes text, the keys Ink names, alt with a key, and the kitty protocol keys', () => {
@@ -26,31 +33,31 @@ describe('isKey', () => {
   });
 });
 
-describe('createInputFilter', () => {
-  function timers(): FilterTimers & { armed: number; cleared: number; last?: () => void } {
-    const t = {
-      armed: 0,
-      cleared: 0,
-      last: undefined as (() => void) | undefined,
-      set(fn: () => void) {
-        t.armed++;
-        t.last = fn;
-        return t.armed;
-      },
-      clear() {
-        t.cleared++;
-      },
-    };
-    return t;
-  }
+function timers(): FilterTimers & { armed: number; cleared: number; last?: () => void } {
+  const t = {
+    armed: 0,
+    cleared: 0,
+    last: undefined as (() => void) | undefined,
+    set(fn: () => void) {
+      t.armed++;
+      t.last = fn;
+      return t.armed;
+    },
+    clear() {
+      t.cleared++;
+    },
+  };
+  return t;
+}
 
+describe('createInputFilter', () => {
   it('hands a paste on as one end event with its text cleaned, once', () => {
     const filter = createInputFilter(() => {}, timers());
     expect(filter.filter(PASTE_START)).toBeUndefined();
     expect(filter.filter('\x1b[31m')).toBeUndefined();
     expect(filter.filter('red\r')).toBeUndefined();
     expect(filter.filter(PASTE_END)).toBe(PASTE_END);
-    expect(filter.takePaste()).toBe('red\n');
+    expect(filter.takePaste()).toEqual({ text: 'red\n' });
     expect(filter.takePaste()).toBeUndefined();
     expect(filter.filter('a')).toBe('a');
     expect(filter.takePaste()).toBeUndefined();
@@ -79,7 +86,7 @@ describe('createInputFilter', () => {
     clock.last?.();
     expect(ended).toBe(1);
     expect(filter.filter(PASTE_END)).toBe(PASTE_END);
-    expect(filter.takePaste()).toBe('onetwo');
+    expect(filter.takePaste()).toEqual({ text: 'onetwo' });
     expect(clock.cleared).toBe(2);
     // A paste whose marker comes stops its timer.
     filter.filter(PASTE_START);
@@ -88,5 +95,71 @@ describe('createInputFilter', () => {
     // A timer that fires with no paste open ends nothing.
     clock.last?.();
     expect(ended).toBe(1);
+  });
+
+  it('holds a paste only up to its cap: past it, says so at once (no text) and drops the rest until the marker', () => {
+    const clock = timers();
+    let ended = 0;
+    const filter = createInputFilter(() => ended++, clock, 1000, 10);
+    filter.filter(PASTE_START);
+    expect(filter.filter('abcdef')).toBeUndefined();
+    expect(filter.filter('ghij')).toBeUndefined();
+    // The 11th character: the paste ends for the listeners now, too big, with nothing held.
+    expect(filter.filter('k')).toBe(PASTE_END);
+    expect(filter.takePaste()).toEqual({ text: '', tooBig: true });
+    for (let i = 0; i < 100; i++) expect(filter.filter('more of it')).toBeUndefined();
+    expect(filter.takePaste()).toBeUndefined();
+    // Its marker ends it quietly (the listeners had their end already); keys are typed again.
+    expect(filter.filter(PASTE_END)).toBeUndefined();
+    expect(filter.filter('a')).toBe('a');
+    // A paste of the cap exactly is whole.
+    filter.filter(PASTE_START);
+    filter.filter('0123456789');
+    expect(filter.filter(PASTE_END)).toBe(PASTE_END);
+    expect(filter.takePaste()).toEqual({ text: '0123456789' });
+    // The rest of a too-big paste whose marker never comes ends with the idle time, quietly.
+    filter.filter(PASTE_START);
+    expect(filter.filter('x'.repeat(11))).toBe(PASTE_END);
+    filter.filter('y');
+    clock.last?.();
+    expect(ended).toBe(0);
+    expect(filter.filter('b')).toBe('b');
+  });
+});
+
+describe('an OSC string outside a paste', () => {
+  const typed = (filter: ReturnType<typeof createInputFilter>, events: string[]) =>
+    events.map((e) => filter.filter(e)).filter((e) => e !== undefined);
+
+  // Ink's input parser hands `ESC ]` on as one event (alt+]), its text as a text run, `ESC \` as one.
+  it('is dropped whole: ended by BEL or ST, in one event or many', () => {
+    const filter = createInputFilter(() => {});
+    expect(typed(filter, ['a', '\x1b]', '0;title\x07bc'])).toEqual(['a', 'bc']);
+    expect(typed(filter, ['\x1b]', '8;;http://e', 'xample.com/', '\x1b\\', 'link'])).toEqual(['link']);
+    expect(typed(filter, ['\x1b]', '11;rgb:0000/0000/0000\x07'])).toEqual([]);
+    // ST split across reads: Ink hands on its ESC alone, then the backslash and what follows.
+    expect(typed(filter, ['\x1b]', '2;t', '\x1b', '\\x'])).toEqual(['x']);
+    expect(typed(filter, ['\x1b]', '0;t', '\x1b', '\x1b', '\\y'])).toEqual(['y']);
+    // Another escape sequence ends it and is a key as before.
+    expect(typed(filter, ['\x1b]', '0;t', '\x1b[A', 'z'])).toEqual(['\x1b[A', 'z']);
+    expect(typed(filter, ['\x1b]', '0;t', PASTE_START, 'p', PASTE_END])).toEqual([PASTE_END]);
+    expect(filter.takePaste()).toEqual({ text: 'p' });
+  });
+
+  it(`that never ends is dropped after ${MAX_OSC_CHARS} characters, or after the idle time, and typing comes back`, () => {
+    const clock = timers();
+    const filter = createInputFilter(() => {}, clock);
+    const body = 'o'.repeat(MAX_OSC_CHARS - 1);
+    expect(typed(filter, ['\x1b]', body, 'oo', 'typed'])).toEqual(['o', 'typed']);
+    expect(typed(filter, ['\x1b]', `${'q'.repeat(MAX_OSC_CHARS)}rest\x07`])).toEqual(['rest']);
+    expect(typed(filter, ['\x1b]', '0;never ended'])).toEqual([]);
+    clock.last?.();
+    expect(typed(filter, ['after'])).toEqual(['after']);
+  });
+
+  it("inside a paste stays the paste's, which drops it when cleaned", () => {
+    const filter = createInputFilter(() => {});
+    expect(typed(filter, [PASTE_START, 'a', '\x1b]', '0;t\x07b', PASTE_END])).toEqual([PASTE_END]);
+    expect(filter.takePaste()).toEqual({ text: 'ab' });
   });
 });

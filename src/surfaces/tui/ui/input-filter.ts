@@ -8,7 +8,14 @@
  *   `ESC [201~` event whose text `takePaste()` gives, with its escape sequences and control
  *   characters removed (`safeTerminalText`): the text of colored output, not its colors. A paste
  *   whose end marker never comes (a terminal that drops it) ends after `PASTE_IDLE_MS` with no
- *   data, so later keys are not swallowed.
+ *   data, so later keys are not swallowed. A paste is held up to `MAX_PROMPT_CHARS` (paste.ts) as
+ *   it arrives: past that it is handed on at once as too big (no text), and the rest of it is
+ *   dropped until its end marker (or the idle time), so an endless paste holds bounded memory.
+ * - An OSC string (`ESC ]` … BEL or `ESC \`: a window title, a hyperlink, a color answer) outside
+ *   a paste is dropped whole, across events and reads. One whose end never comes ends after
+ *   `MAX_OSC_CHARS` characters, at another escape sequence, or after `PASTE_IDLE_MS` with no
+ *   data: the input after it is typed again. (Ink hands `ESC ]` on as alt+], its text as typed
+ *   text.) So alt+] is no key: it starts an OSC string.
  * - Text typed (or pasted without brackets) loses its control characters but CR, LF and tab,
  *   and shows bidi controls, as a paste's text does; a control character alone is a key.
  * - Outside a paste, an escape sequence Ink names no key for (SGR `ESC [31m`, a cursor position
@@ -18,11 +25,16 @@
  * @module
  */
 import { safeTerminalText } from '../../../util/terminal-text';
+import { MAX_PROMPT_CHARS } from './paste';
 
 export const PASTE_START = '\x1b[200~';
 export const PASTE_END = '\x1b[201~';
-/** A paste with no data for this long ends as if its end marker came. */
+/** A paste (or an OSC string) with no data for this long ends as if its end marker came. */
 export const PASTE_IDLE_MS = 1000;
+/** The longest OSC string dropped as one: past it, the input is typed again. */
+export const MAX_OSC_CHARS = 8192;
+const OSC_START = '\x1b]';
+const ST = '\x1b\\';
 
 export interface FilterTimers {
   set(fn: () => void, ms: number): unknown;
@@ -34,58 +46,117 @@ const realTimers: FilterTimers = {
   clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
+/** A paste the event just handed on ends. */
+export interface EndedPaste {
+  /** Its text, cleaned; empty when it was too big. */
+  text: string;
+  /** It went past `MAX_PROMPT_CHARS` as it arrived: its text is gone, the rest of it is dropped. */
+  tooBig?: boolean;
+}
+
 export interface InputFilter {
   /** The event to hand Ink's key listeners for raw event `input`; undefined: none. */
   filter(input: string): string | undefined;
   /** The paste the event just handed on ends (once for that event); else undefined. */
-  takePaste(): string | undefined;
+  takePaste(): EndedPaste | undefined;
   dispose(): void;
 }
 
 /**
+ * What the filter is in: typed keys; a paste held; the rest of a paste too big, dropped; an OSC
+ * string dropped (`esc`: its last event was a lone ESC, maybe the start of its `ESC \` end).
+ */
+type Mode =
+  | { kind: 'keys' }
+  | { kind: 'paste'; parts: string[]; size: number }
+  | { kind: 'dropping' }
+  | { kind: 'osc'; size: number; esc: boolean };
+
+const KEYS: Mode = { kind: 'keys' };
+
+/**
  * @param endPaste called when an open paste has had no data for `idleMs`: hand `PASTE_END` to
  *   the filter and the listeners (key-input.tsx emits it as Ink would).
+ * @param maxPaste the most characters of a paste held (tests make it small).
  */
 export function createInputFilter(
   endPaste: () => void,
   timers: FilterTimers = realTimers,
   idleMs = PASTE_IDLE_MS,
+  maxPaste = MAX_PROMPT_CHARS,
 ): InputFilter {
-  let parts: string[] | undefined;
-  let ended: string | undefined;
+  let mode: Mode = KEYS;
+  let ended: EndedPaste | undefined;
   let timer: unknown;
   const stopTimer = () => {
     if (timer !== undefined) timers.clear(timer);
     timer = undefined;
   };
-  const armTimer = () => {
+  const enter = (next: Mode) => {
+    mode = next;
+    if (next.kind === 'keys') return stopTimer();
     stopTimer();
     timer = timers.set(() => {
       timer = undefined;
-      if (parts) endPaste();
+      if (mode.kind === 'paste') endPaste();
+      else mode = KEYS;
     }, idleMs);
   };
+
+  const inPaste = (input: string, paste: Mode & { kind: 'paste' | 'dropping' }) => {
+    if (input === PASTE_END) {
+      enter(KEYS);
+      if (paste.kind === 'dropping') return undefined;
+      ended = { text: safeTerminalText(paste.parts.join('')) };
+      return PASTE_END;
+    }
+    if (paste.kind === 'dropping') return void enter(paste);
+    paste.size += input.length;
+    if (paste.size <= maxPaste) {
+      paste.parts.push(input);
+      return void enter(paste);
+    }
+    // Too big: what was held goes now, and the user hears of it now, not at an end that may never come.
+    enter({ kind: 'dropping' });
+    ended = { text: '', tooBig: true };
+    return PASTE_END;
+  };
+
+  /** The part of `input` after the OSC string open (all of it, or nothing, is the string). */
+  const inOsc = (input: string, osc: Mode & { kind: 'osc' }): string | undefined => {
+    if (osc.esc && input[0] === '\\') {
+      enter(KEYS);
+      return input.slice(1) || undefined;
+    }
+    if (input === '\x1b') return void enter({ ...osc, esc: true });
+    if (input[0] === '\x1b' || osc.esc) {
+      // Another escape sequence (or ST) ends the string; ST is part of it.
+      enter(KEYS);
+      return input === ST ? undefined : input;
+    }
+    const bel = input.indexOf('\x07');
+    const room = MAX_OSC_CHARS - osc.size;
+    if (bel !== -1 && bel <= room) {
+      enter(KEYS);
+      return input.slice(bel + 1) || undefined;
+    }
+    if (input.length <= room) return void enter({ ...osc, size: osc.size + input.length });
+    // Never ended: it is dropped, and what comes past its longest is typed.
+    enter(KEYS);
+    return input.slice(room);
+  };
+
   return {
     filter(input) {
       ended = undefined;
-      if (parts) {
-        if (input === PASTE_END) {
-          stopTimer();
-          ended = safeTerminalText(parts.join(''));
-          parts = undefined;
-          return PASTE_END;
-        }
-        parts.push(input);
-        armTimer();
-        return undefined;
-      }
-      if (input === PASTE_START) {
-        parts = [];
-        armTimer();
-        return undefined;
-      }
-      if (!isKey(input)) return undefined;
-      return input[0] === '\x1b' ? input : typedText(input);
+      if (mode.kind === 'paste' || mode.kind === 'dropping') return inPaste(input, mode);
+      let rest: string | undefined = input;
+      if (mode.kind === 'osc') rest = inOsc(input, mode);
+      if (rest === undefined) return undefined;
+      if (rest === PASTE_START) return void enter({ kind: 'paste', parts: [], size: 0 });
+      if (rest === OSC_START) return void enter({ kind: 'osc', size: 0, esc: false });
+      if (!isKey(rest)) return undefined;
+      return rest[0] === '\x1b' ? rest : typedText(rest);
     },
     takePaste() {
       const paste = ended;

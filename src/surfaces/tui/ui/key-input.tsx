@@ -7,7 +7,8 @@
  * asks for it, run.tsx) is collected as it is read and handed on as one input, whatever the
  * size, with `paste: true` on its key: one edit and one render for a paste, not one per chunk
  * the terminal read it in. Its text comes without escape sequences, and an escape sequence that
- * names no key never reaches a handler (./input-filter.ts).
+ * names no key never reaches a handler (./input-filter.ts). A paste past `MAX_PROMPT_CHARS` is
+ * handed on as soon as it gets there, with no text and `pasteTooBig` on its key.
  * @module
  */
 import { type Key, useInput, useStdin } from 'ink';
@@ -47,7 +48,8 @@ export function KeyInputRoot({ children, timers }: KeyInputRootProps) {
   const dispatch = useCallback(
     (input: string, key: Key) => {
       const pasted = filter.takePaste();
-      const [text, as] = pasted === undefined ? [input, key] : [pasted, PASTE_KEY];
+      const as = pasted === undefined ? key : pasted.tooBig ? TOO_BIG_KEY : PASTE_KEY;
+      const text = pasted === undefined ? input : pasted.text;
       // A copy: a handler that unmounts a component (a dialog's esc) does not change this key's round.
       for (const handler of [...handlers]) handler(text, as);
     },
@@ -82,6 +84,9 @@ const PASTE_KEY: EditorKey = {
   numLock: false,
   paste: true,
 };
+
+/** A paste too big to hold (no text): the prompt says so (./input-filter.ts). */
+const TOO_BIG_KEY: EditorKey = { ...PASTE_KEY, pasteTooBig: true };
 
 /**
  * Ink's raw input events pass through `createInputFilter` (./input-filter.ts) before Ink's own

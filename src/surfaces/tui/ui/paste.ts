@@ -156,6 +156,12 @@ export function promptState<S extends PasteState>(empty: S, text: string): S {
   return insertPaste({ ...empty, open: undefined }, text, true)?.state ?? empty;
 }
 
+/** The notice for a bracketed paste that went past `MAX_PROMPT_CHARS` as it arrived (input-filter.ts). */
+export function tooBigText(): string {
+  const mib = `${(MAX_PROMPT_CHARS / 1024 / 1024).toFixed(1)} MiB`;
+  return `paste of more than ${mib} not added, and the rest of it is dropped as it arrives: a prompt holds at most ${mib}; save the text to a file in the workspace and name the file in the prompt`;
+}
+
 /** The notice for a refused paste. */
 export function refusedText(chars: number): string {
   const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;

@@ -12,8 +12,8 @@ import type { ChatController } from '../state/chat-controller';
 import type { TranscriptStore } from '../state/store';
 import type { RunState } from '../state/transcript';
 import type { Dialog, DialogSetter } from './dialog-state';
-import { EMPTY, editKey } from './editor';
-import { expandPastes, refusedText } from './paste';
+import { type EditorKey, EMPTY, editKey } from './editor';
+import { expandPastes, refusedText, tooBigText } from './paste';
 import { useLatestInput } from './use-latest-input';
 import type { PromptEditor } from './use-prompt-editor';
 
@@ -58,7 +58,9 @@ export function usePromptKeys(options: PromptKeysOptions): void {
 
   // Both handlers see the run state and the modal flag of the render on screen: ctrl+c on the
   // first frame that shows a run running cancels it (use-latest-input.ts).
-  useLatestInput((input, key) => {
+  useLatestInput((input, key: EditorKey) => {
+    // Said whatever owns the keys: a dialog that takes text drops the paste as well.
+    if (key.pasteTooBig) return controller.notice('warn', tooBigText());
     if (!(key.ctrl && input === 'c')) return;
     if (dialogRef.current) return setDialog(undefined);
     if (editorRef.current.value) return setEditor(EMPTY);
@@ -71,7 +73,7 @@ export function usePromptKeys(options: PromptKeysOptions): void {
 
   useLatestInput(
     (input, key) => {
-      if (key.ctrl && input === 'c') return;
+      if ((key.ctrl && input === 'c') || (key as EditorKey).pasteTooBig) return;
       // A dialog opened by an earlier key of the same burst owns the keys from now on.
       if (dialogRef.current || store.getSnapshot().permissions.length) return;
       const editor = editorRef.current;
