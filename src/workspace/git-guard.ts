@@ -29,9 +29,17 @@
  * @module
  */
 import { execFile } from 'node:child_process';
-import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { scrubEnv } from '../sandbox/env';
+import {
+  alternatesProblem,
+  notRegular,
+  REPO_FILES,
+  readSmall,
+  realOrSelf,
+  TOP_FILES,
+} from './git-guard-files';
 
 /** Settings that run a command, or enter a submodule, whatever the repository: switched off. */
 const FIXED: readonly string[] = [
@@ -94,7 +102,9 @@ export async function guardedArgs(
   env: Record<string, string>,
 ): Promise<string[]> {
   const out = [...FIXED_ARGS];
-  for (const driver of await repoDrivers(cwd, env)) {
+  const { drivers, files } = await repoDrivers(cwd, env);
+  for (const key of files) await checkNamedFile(cwd, env, key);
+  for (const driver of drivers) {
     if (/[=\n\r\0]/.test(driver.name))
       throw new UnguardableGitConfig(`${driver.kind} driver "${driver.name.replace(/[\n\r\0]/g, ' ')}"`);
     for (const setting of driverSettings(driver)) out.push('-c', setting);
@@ -117,6 +127,8 @@ export function guardEnv(
   env.GIT_ALLOW_PROTOCOL = '';
   env.GIT_NO_LAZY_FETCH = '1';
   env.GIT_NO_REPLACE_OBJECTS = '1';
+  // Object directories come from the repository, checked (`checkGitDir`), never from svc's environment.
+  delete env.GIT_ALTERNATE_OBJECT_DIRECTORIES;
   if (cwd && env.GIT_DIR === undefined && env.GIT_WORK_TREE === undefined) Object.assign(env, repoPin(cwd));
   return env;
 }
@@ -170,28 +182,35 @@ function checkGitDir(top: string, dotGit: string, isFile: boolean): void {
     const submodule = at > 0 && realTop.startsWith(`${gitDir.slice(0, at)}${sep}`);
     if (!inside(gitDir) && !linked && !submodule) throw outside(dotGit, gitDir);
   } else if (!inside(gitDir)) throw outside(dotGit, gitDir);
-  // Files every git command opens: one that is not a regular file (a FIFO) would hold each of
-  // svc's git calls in `open` until its timeout (stop 81, found by probing).
+  const common = readSmall(join(gitDir, 'commondir')).trim();
+  const commonDir = common ? realOrSelf(resolve(gitDir, common)) : gitDir;
+  if (common) {
+    const ownLayout = basename(dirname(gitDir)) === 'worktrees' && dirname(dirname(gitDir)) === commonDir;
+    if (!inside(commonDir) && !ownLayout) throw outside(join(gitDir, 'commondir'), commonDir);
+  }
+  // Files git opens: one that is not a regular file (a FIFO) would hold svc's git call in `open`
+  // (stop 81, found by probing).
+  const dirs = commonDir === gitDir ? [gitDir] : [gitDir, commonDir];
   const files = [
-    ...['index', 'HEAD', 'config', 'packed-refs', 'commondir', 'info/exclude', 'info/attributes'].map(
-      (name) => join(gitDir, name),
-    ),
-    join(top, '.gitignore'),
-    join(top, '.gitattributes'),
+    ...dirs.flatMap((dir) => REPO_FILES.map((name) => join(dir, name))),
+    ...TOP_FILES.map((name) => join(top, name)),
   ];
   for (const path of files) {
-    const file = statSync(path, { throwIfNoEntry: false });
-    if (file && !file.isFile())
+    if (notRegular(path))
       throw new UnguardableGitConfig(
         'git file',
         `${path} is not a regular file; svc runs no git there until it is one (or removed)`,
       );
   }
-  const common = readSmall(join(gitDir, 'commondir')).trim();
-  if (common) {
-    const commonDir = realOrSelf(resolve(gitDir, common));
-    const ownLayout = basename(dirname(gitDir)) === 'worktrees' && dirname(dirname(gitDir)) === commonDir;
-    if (!inside(commonDir) && !ownLayout) throw outside(join(gitDir, 'commondir'), commonDir);
+  // The objects git reads: the repository's own, and those its alternates name, inside the
+  // workspace. A linked worktree's or a submodule's repository outside it is not the agent's to write.
+  if (inside(commonDir)) {
+    const problem = alternatesProblem(join(commonDir, 'objects'), inside);
+    if (problem)
+      throw new UnguardableGitConfig(
+        'object directory',
+        `${problem}; svc runs no git there until the repository keeps its own objects (\`git repack -a -d\`, then remove .git/objects/info/alternates)`,
+      );
   }
 }
 
@@ -202,35 +221,39 @@ function outside(what: string, where: string): UnguardableGitConfig {
   );
 }
 
-function realOrSelf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return resolve(path);
-  }
-}
+const DRIVER_KEYS = '^(filter|diff|merge)\\.|^core\\.(excludesfile|attributesfile)$|^mailmap\\.file$';
 
-/** The first 4 KiB of a small file, '' when it is missing or not a regular file. */
-function readSmall(path: string): string {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (!stat?.isFile()) return '';
-  const fd = openSync(path, 'r');
-  try {
-    const buffer = Buffer.alloc(4096);
-    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
+/** Settings naming a file git opens on svc's calls (`status`, `add`, `log`). */
+const FILE_KEYS = new Set(['core.excludesfile', 'core.attributesfile', 'mailmap.file']);
 
-const DRIVER_KEYS = '^(filter|diff|merge)\\.';
+/**
+ * The file the repository's config names in `key` is a regular one (or missing): a FIFO there held
+ * svc's git call in `open` until its timeout (found by probing). Asked only when the repository's
+ * own config sets `key`, so a call pays for it only then.
+ */
+async function checkNamedFile(cwd: string, env: Record<string, string>, key: string): Promise<void> {
+  const value = (await gitConfig(cwd, env, ['config', '-z', '--includes', '--path', '--get', key]))
+    ?.split('\0')[0]
+    ?.trim();
+  if (!value) return;
+  // Relative to the work tree's top, where git runs its commands.
+  const path = resolve(env.GIT_WORK_TREE ?? cwd, value);
+  if (notRegular(path))
+    throw new UnguardableGitConfig(
+      'file',
+      `the repository's config sets ${key} to ${path}, which is not a regular file; svc runs no git there until it is one (or the setting is removed from .git/config)`,
+    );
+}
 
 /**
  * The drivers the repository's own config (local and worktree scopes, and what they include)
  * defines, as git reads it; the user's and the system's config are trusted (git-lfs's filter
  * stays on). Git older than 2.26 has no `--show-scope`: then every driver is switched off.
  */
-async function repoDrivers(cwd: string, env: Record<string, string>): Promise<Driver[]> {
+async function repoDrivers(
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ drivers: Driver[]; files: Set<string> }> {
   // Names only (`--name-only`): a value can be megabytes, and the probe must read all of it.
   const probe = ['config', '-z', '--name-only', '--includes', '--get-regexp', DRIVER_KEYS];
   let scoped = true;
@@ -241,18 +264,21 @@ async function repoDrivers(cwd: string, env: Record<string, string>): Promise<Dr
   }
   const drivers = new Map<string, Driver>();
   const fields = (text ?? '').split('\0');
+  const keys: string[] = [];
   if (scoped) {
     // `<scope>\0<key>\0`, one after another.
     for (let i = 0; i + 1 < fields.length; i += 2) {
-      if (fields[i] !== 'system' && fields[i] !== 'global') addDriver(drivers, fields[i + 1]);
+      if (fields[i] !== 'system' && fields[i] !== 'global') keys.push(fields[i + 1]);
     }
-  } else for (const entry of fields) addDriver(drivers, entry);
+  } else keys.push(...fields);
+  const files = new Set(keys.filter((key) => FILE_KEYS.has(key)));
+  for (const key of keys) if (!files.has(key)) addDriver(drivers, key);
   if (drivers.size > MAX_DRIVERS)
     throw new UnguardableGitConfig(
       'driver list',
       `the repository's config defines ${drivers.size} filter, diff and merge drivers (more than ${MAX_DRIVERS}); svc runs no git in it until they are removed from .git/config`,
     );
-  return [...drivers.values()];
+  return { drivers: [...drivers.values()], files };
 }
 
 /** More drivers than a repository has any use for: the mark of a config made to overflow the guards. */
