@@ -42,8 +42,11 @@ export interface GitStateDeps {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
+/** The longest a readout's git call takes: a readout answers promptly, or says git could not. */
+const READOUT_TIMEOUT_MS = 60_000;
+
 export function gitRunnerFor(app: GitStateDeps): GitRunner {
-  return createGitRunner(app.workspace, app.env);
+  return createGitRunner(app.workspace, app.env, { timeoutMs: READOUT_TIMEOUT_MS });
 }
 
 export async function readGitState(app: GitStateDeps, git: GitRunner = gitRunnerFor(app)): Promise<GitState> {
@@ -74,10 +77,16 @@ export async function readGitState(app: GitStateDeps, git: GitRunner = gitRunner
   }
   if (probe.code !== 0) return { ...empty, reason: `${app.workspace} is not inside a git repository` };
   const [root, gitDir] = probe.stdout.trim().split('\n');
-  const status = await git.run(['status', '--porcelain=v2', '--branch', '--untracked-files=normal'], {
-    allowFail: true,
-  });
   const state: GitState = { ...empty, is_repo: true, root, git_dir: gitDir };
+  let status: Awaited<ReturnType<GitRunner['run']>>;
+  try {
+    status = await git.run(['status', '--porcelain=v2', '--branch', '--untracked-files=normal'], {
+      allowFail: true,
+    });
+  } catch (error) {
+    // Stopped (a FIFO where git reads a file, the readout's timeout): the readout says so, and answers.
+    return { ...state, reason: error instanceof Error ? error.message : String(error) };
+  }
   if (status.code !== 0) {
     // A repository git cannot read (damaged objects, a broken index) is not a clean one: say why.
     const why = status.stderr.trim().split('\n').slice(-1)[0] || `exit ${status.code}`;

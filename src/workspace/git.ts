@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { SvcError } from '../errors';
 import { guardEnv, guardedArgs, UnguardableGitConfig } from './git-guard';
+import { watchFifoWait } from './git-stall';
 
 export interface GitResult {
   stdout: string;
@@ -25,6 +26,13 @@ export interface GitRunner {
   ): Promise<GitResult>;
 }
 
+export interface GitRunnerOptions {
+  /** The longest one call may take (GIT_TIMEOUT_MS unless given: a readout takes less). */
+  timeoutMs?: number;
+  /** How often a running git is looked at for a wait on a FIFO (git-stall.ts); 0: never. */
+  fifoCheckMs?: number;
+}
+
 export interface RepoInfo {
   top: string;
   gitDir: string;
@@ -38,7 +46,9 @@ const GIT_TIMEOUT_MS = 600_000;
 export function createGitRunner(
   cwd: string,
   baseEnv: Readonly<Record<string, string | undefined>>,
+  runnerOptions: GitRunnerOptions = {},
 ): GitRunner {
+  const { timeoutMs = GIT_TIMEOUT_MS, fifoCheckMs = 500 } = runnerOptions;
   return {
     cwd,
     async run(args, options = {}) {
@@ -60,6 +70,7 @@ export function createGitRunner(
           throw new SvcError('conflict', error.message, { details: { reason: 'unguardable_git_config' } });
         throw error;
       }
+      let onFifo = false;
       return new Promise((resolve, reject) => {
         const child = execFile(
           'git',
@@ -70,10 +81,11 @@ export function createGitRunner(
             env,
             maxBuffer: 256 * 1024 * 1024,
             encoding: 'utf8',
-            timeout: GIT_TIMEOUT_MS,
+            timeout: timeoutMs,
             killSignal: 'SIGKILL',
           },
           (error, stdout, stderr) => {
+            stopWatching();
             const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
             if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
               reject(
@@ -81,11 +93,21 @@ export function createGitRunner(
               );
               return;
             }
+            if (error && onFifo) {
+              reject(
+                new SvcError(
+                  'conflict',
+                  `git ${args[0]} was stopped: it was waiting to open a FIFO (a named pipe) in the repository, such as a .gitignore or .gitattributes in a subdirectory; svc runs no git there until that file is a regular one (\`find . -type p\` lists them)`,
+                  { details: { reason: 'git_fifo', args } },
+                ),
+              );
+              return;
+            }
             if (error?.killed) {
               reject(
                 new SvcError(
                   'timeout',
-                  `git ${args[0]} did not finish within ${GIT_TIMEOUT_MS / 1000} s and was stopped; check the repository for a file git cannot read (a FIFO in .git, a huge tree)`,
+                  `git ${args[0]} did not finish within ${timeoutMs / 1000} s and was stopped; check the repository for a file git cannot read (a FIFO, such as a .gitignore in a subdirectory) or a very large tree`,
                 ),
               );
               return;
@@ -105,6 +127,17 @@ export function createGitRunner(
             resolve({ stdout, stderr, code });
           },
         );
+        // A git waiting to open a FIFO never ends by itself: stopped now, not at the timeout.
+        const stopWatching = fifoCheckMs
+          ? watchFifoWait(
+              child.pid,
+              () => {
+                onFifo = true;
+                child.kill('SIGKILL');
+              },
+              fifoCheckMs,
+            )
+          : () => {};
         if (options.input !== undefined) child.stdin?.end(options.input);
         else child.stdin?.end();
       });
