@@ -97,7 +97,7 @@ export function createGitRunner(
               reject(
                 new SvcError(
                   'conflict',
-                  `git ${args[0]} was stopped: it was waiting to open a FIFO (a named pipe) in the repository, such as a .gitignore or .gitattributes in a subdirectory; svc runs no git there until that file is a regular one (\`find . -type p\` lists them)`,
+                  `git ${gitVerb(args)} was stopped: it was waiting to open a FIFO (a named pipe) in the repository, such as a .gitignore or .gitattributes in a subdirectory; svc runs no git there until that file is a regular one (\`find . -type p\` lists them)`,
                   { details: { reason: 'git_fifo', args } },
                 ),
               );
@@ -107,7 +107,7 @@ export function createGitRunner(
               reject(
                 new SvcError(
                   'timeout',
-                  `git ${args[0]} did not finish within ${timeoutMs / 1000} s and was stopped; check the repository for a file git cannot read (a FIFO, such as a .gitignore in a subdirectory) or a very large tree`,
+                  `git ${gitVerb(args)} did not finish within ${timeoutMs / 1000} s and was stopped; check the repository for a file git cannot read (a FIFO, such as a .gitignore in a subdirectory) or a very large tree`,
                 ),
               );
               return;
@@ -259,4 +259,14 @@ export function insideRel(root: string, path: string): string | undefined {
   const rel = relative(root, path);
   if (!rel || rel.startsWith('..') || rel.startsWith(sep)) return undefined;
   return rel.split(sep).join('/');
+}
+
+/** The git command of an argv for messages: `commit` in `-c user.name=svc commit …`, not `-c`. */
+export function gitVerb(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '-c' || arg === '-C' || arg === '--git-dir' || arg === '--work-tree') i++;
+    else if (!arg.startsWith('-')) return arg;
+  }
+  return args[0] ?? '';
 }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gitSummary } from '../../src/agent/environment';
 import { readGitState } from '../../src/observe/git-state';
-import { createGitRunner } from '../../src/workspace/git';
+import { createGitRunner, gitVerb } from '../../src/workspace/git';
 import { toolHarness } from '../tools/harness';
 
 const git = (cwd: string, ...args: string[]) =>
@@ -57,4 +57,14 @@ describe('svc git: a FIFO where git opens a file stops no checkpoint or readout'
     },
     30_000,
   );
+});
+
+describe('svc git: messages name the git command', () => {
+  it('past the -c options and paths before it', () => {
+    expect(gitVerb(['-c', 'user.name=svc', '-c', 'user.email=svc@local', 'commit', '-m', 'x'])).toBe(
+      'commit',
+    );
+    expect(gitVerb(['-C', '/w', '--no-pager', 'status', '--porcelain'])).toBe('status');
+    expect(gitVerb(['log'])).toBe('log');
+  });
 });
