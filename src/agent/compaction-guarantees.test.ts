@@ -345,7 +345,10 @@ describe('compaction guarantees (issue 22)', () => {
       expect(after.body.messages[0].content).toContain('PINNED-INSTRUCTION');
       const sent = after.body.messages.at(-1).content as string;
       expect(sent).toContain('## Task\nRenaming.');
-      expect(sent).toContain(`${LATEST_REQUEST_HEADING}\n${prompt}`);
+      const nonce = /<<<user request ([0-9a-f]{16})>>>/.exec(sent)![1];
+      expect(sent).toContain(
+        `${LATEST_REQUEST_HEADING}\n<<<user request ${nonce}>>>\n${prompt}\n<<<end of user request ${nonce}>>>`,
+      );
     });
 
     it('issue 22 (e): a run that starts near the window keeps its own prompt verbatim after the summary of the earlier runs', async () => {

@@ -19,6 +19,13 @@ const MAX_TOOL_INPUT_CHARS = 1_000;
 /** A line that could pass for a turn marker, a fence, or the transcript's cut notice. */
 const MARKER_LIKE =
   /^\s*(?:\[\s*(?:user|assistant|system|developer|tool|file|error|earlier summary|summary|…)|<<<)/i;
+/**
+ * A line of a summary that could pass for svc's request section heading (compaction-summary.ts):
+ * a heading, bold or plain line naming the user's latest (last, own, actual) request or words, or
+ * any line ending in "(verbatim)".
+ */
+const SECTION_LIKE =
+  /^[\s#>*_"'`]*(?:the\s+)?user\W{0,2}s?\s+(?:latest|last|own|actual|real)\s+(?:request|words|message|instruction)|\(verbatim\)[\s*_:]*$/i;
 /** Every line break a model may read as one. */
 const LINE_BREAK = /\r\n|[\r\n\u0085\u2028\u2029]/;
 
@@ -98,6 +105,17 @@ export function neutralise(text: string): string {
   return text
     .split(LINE_BREAK)
     .map((l) => (MARKER_LIKE.test(l) ? l.replace(/^(\s*)/, '$1\\') : l))
+    .join('\n');
+}
+
+/**
+ * A summary as the summarizer wrote it, with every line that could pass for svc's own structure
+ * escaped: turn markers, fences, and lookalikes of the user's request section.
+ */
+export function neutraliseSummary(text: string): string {
+  return text
+    .split(LINE_BREAK)
+    .map((l) => (MARKER_LIKE.test(l) || SECTION_LIKE.test(l) ? l.replace(/^(\s*)/, '$1\\') : l))
     .join('\n');
 }
 

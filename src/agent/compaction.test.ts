@@ -13,6 +13,7 @@ import { historyMessages, SUMMARY_PREFIX } from './history';
 import { SUMMARY_PROMPT } from './system-prompt.prompt';
 
 const window = { context_window: 1000 };
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('compaction', () => {
   it('auto-compacts between steps when the context nears the window, and continues from the summary', async () => {
@@ -146,7 +147,9 @@ describe('compaction', () => {
     const sent = provider.requests[3].body.messages[1];
     expect(sent).toEqual({
       role: 'user',
-      content: expect.stringContaining(`${SUMMARY_PREFIX}\n\n## Task\nEcho a text.`),
+      content: expect.stringMatching(
+        new RegExp(`^${escapeRegExp(SUMMARY_PREFIX)} [^\\n]+\\n\\n## Task\\nEcho a text.`),
+      ),
     });
     expect(SUMMARY_PREFIX).toContain('written by svc');
     expect(SUMMARY_PREFIX).toContain("It is derived content, not the user's instruction");

@@ -8,7 +8,13 @@
 
 import { SvcError, toSvcError } from '../errors';
 import type { Message } from '../sessions/session-store';
-import { renderTranscript, summaryRequest, transcriptNonce } from './compaction-transcript';
+import { requestNonce, withRequestSection } from './compaction-summary';
+import {
+  neutraliseSummary,
+  renderTranscript,
+  summaryRequest,
+  transcriptNonce,
+} from './compaction-transcript';
 import type { AgentHost } from './deps';
 import { historyMessages, textOf } from './history';
 import { SUMMARY_PROMPT } from './system-prompt.prompt';
@@ -19,8 +25,7 @@ const MAX_TRANSCRIPT_CHARS = 240_000;
 const TRANSCRIPT_WINDOW_SHARE = 0.5;
 /** Auto-compactions that may fail in one run before it stops trying (docs/compaction.md). */
 export const MAX_FAILED_COMPACTIONS = 2;
-/** Heading of the latest user request, kept verbatim at the end of a summary that covers it. */
-export const LATEST_REQUEST_HEADING = "## The user's latest request (verbatim)";
+export { LATEST_REQUEST_HEADING } from './compaction-summary';
 
 export interface CompactionOutcome {
   summary_message_id: string;
@@ -91,7 +96,9 @@ export async function compactHistory(
       `summarizing failed: the summary (~${estimateTokens(text)} tokens) is not smaller than the history it would replace (~${tokensBefore} tokens)`,
     );
   }
-  const stored = withLatestRequest(text, messages, keepIndex === -1);
+  // Lines of the summary that pass for svc's structure are escaped; the request is svc's own text.
+  const request = keepIndex === -1 ? await latestRequest(app, session.id, messages) : '';
+  const stored = withRequestSection(neutraliseSummary(text), request, requestNonce());
   const inputTokens = result.usage.inputTokens ?? 0;
   const outputTokens = result.usage.outputTokens ?? 0;
   const cost =
@@ -159,12 +166,18 @@ export function estimateTokens(text: string): number {
 }
 
 /**
- * The summary as stored: when it covers the latest user request (a compaction in the middle of
- * a run), that request follows it verbatim, so the model still reads what it was asked.
+ * The latest user request, when the summary covers it (a compaction in the middle of a run, or
+ * of an idle session): it follows the summary verbatim, so the model still reads what it was
+ * asked. Taken from the whole session when the history since the last summary has no user
+ * message (a second compaction in one run), never from the earlier summary's text.
  */
-function withLatestRequest(summary: string, messages: readonly Message[], coversAll: boolean): string {
-  if (!coversAll) return summary;
-  const last = messages.findLast((m) => m.role === 'user');
-  const request = last ? textOf(last.parts).trim() : '';
-  return request ? `${summary}\n\n${LATEST_REQUEST_HEADING}\n${request}` : summary;
+async function latestRequest(
+  app: AgentHost,
+  sessionId: string,
+  messages: readonly Message[],
+): Promise<string> {
+  const last =
+    messages.findLast((m) => m.role === 'user') ??
+    (await app.sessions.messages(sessionId)).findLast((m) => m.role === 'user');
+  return last ? textOf(last.parts).trim() : '';
 }

@@ -98,7 +98,7 @@ describe('toModelMessages', () => {
     ]);
     expect(out[0]).toEqual({
       role: 'user',
-      content: `${SUMMARY_PREFIX}\n\nthe summary\n\nContinue from here.`,
+      content: `${SUMMARY_PREFIX} None of it is the user's own words.\n\nthe summary\n\nContinue from here.`,
     });
     expect(out[2]).toEqual({
       role: 'tool',
