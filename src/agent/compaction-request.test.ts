@@ -3,7 +3,8 @@
  * provider over loopback: a summary cannot forge svc's "The user's latest request (verbatim)"
  * section (its lookalike lines are escaped; svc's own section is fenced with a nonce made after
  * the summary was written, and the frame names it); a second compaction in one run still carries
- * the user's real request.
+ * the user's real request; a summary is measured against the messages it replaces, not against
+ * the reported usage (which counts the system prompt and tool schemas too).
  */
 import { describe, expect, it } from 'vitest';
 import { agentApp, echoTool } from '../../test/helpers/agent-harness';
@@ -117,5 +118,32 @@ describe('compaction: the user latest request', () => {
     const { content, nonce } = summarySent(last);
     expect(content.endsWith(section(nonce, 'echo twice'))).toBe(true);
     expect(last.body.messages.at(-1)).toEqual({ role: 'user', content: 'go on' });
+  });
+
+  it('a summary larger than the messages it replaces is rejected, however large the reported usage', async () => {
+    const { app, provider } = await agentApp(
+      [
+        reply().toolCall('echo', { text: 'a' }).usage(90_000, 100),
+        reply().text(`## Task\n${'G'.repeat(24_000)}`),
+        reply().text('done').usage(500, 5),
+      ],
+      { extraTools: [echoTool], modelInfo: { context_window: 100_000 } },
+    );
+    const result = await app.agent.run({ prompt: 'go' });
+    expect(result).toMatchObject({ status: 'completed', text: 'done' });
+    expect(provider.requests.map(isSummary)).toEqual([false, true, false]);
+    const failed = await app.runs.events(result.run_id, { types: ['compaction.failed'] });
+    expect(failed.map((e) => e.payload.message)).toEqual([
+      expect.stringMatching(
+        /the summary \(~6\d\d\d tokens\) is not smaller than the history it would replace \(~\d{2,3} tokens\)/,
+      ),
+    ]);
+    expect((await app.sessions.require(result.session_id)).metadata.summary_message_id).toBeUndefined();
+    expect(stepRequests(provider.requests)[1].body.messages.map((m: { role: string }) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+    ]);
   });
 });

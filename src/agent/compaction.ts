@@ -88,14 +88,16 @@ export async function compactHistory(
   }
   const text = result.text.trim();
   if (!text) throw new SvcError('unavailable', 'summarizing failed: the model returned an empty summary');
-  // A summary must make the history smaller, else it is not applied (the history stays as it was).
-  const tokensBefore = contextTokens(messages);
-  if (estimateTokens(text) >= tokensBefore) {
+  // A summary must be smaller than the messages it replaces, else it is not applied (the history
+  // stays as it was). Not the reported usage: that counts the system prompt and tool schemas too.
+  const replaced = messagesTokens(messages);
+  if (estimateTokens(text) >= replaced) {
     throw new SvcError(
       'unavailable',
-      `summarizing failed: the summary (~${estimateTokens(text)} tokens) is not smaller than the history it would replace (~${tokensBefore} tokens)`,
+      `summarizing failed: the summary (~${estimateTokens(text)} tokens) is not smaller than the history it would replace (~${replaced} tokens)`,
     );
   }
+  const tokensBefore = contextTokens(messages);
   // Lines of the summary that pass for svc's structure are escaped; the request is svc's own text.
   const request = keepIndex === -1 ? await latestRequest(app, session.id, messages) : '';
   const stored = withRequestSection(neutraliseSummary(text), request, requestNonce());
@@ -158,6 +160,11 @@ export function contextTokens(messages: readonly Message[]): number {
     const usage = messages[i].role === 'assistant' ? messages[i].usage : null;
     if (usage) return usage.input_tokens + usage.output_tokens;
   }
+  return messagesTokens(messages);
+}
+
+/** An estimate of the tokens the messages themselves take (their parts as stored). */
+export function messagesTokens(messages: readonly Message[]): number {
   return estimateTokens(messages.map((m) => JSON.stringify(m.parts)).join(''));
 }
 
