@@ -48,6 +48,7 @@ export async function authorizeServer(
   try {
     const provider = connection.oauthProvider({
       redirectUrl: callback.url,
+      state: callback.state,
       onAuthorizationUrl: options.onAuthorizationUrl,
     });
     const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
@@ -59,7 +60,7 @@ export async function authorizeServer(
       });
     let result = await run();
     if (result === 'REDIRECT') {
-      const code = await callback.waitForCode(() => provider.expectedState, options.signal);
+      const code = await callback.waitForCode(options.signal);
       result = await run(code);
     }
     deps.log.info('mcp server authorized', { server: id, result });

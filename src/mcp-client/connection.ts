@@ -192,7 +192,11 @@ export class McpConnection {
 
   /** An OAuth provider bound to the stored credentials of this server. */
   oauthProvider(
-    options: { redirectUrl?: string; onAuthorizationUrl?: (url: URL) => void | Promise<void> } = {},
+    options: {
+      redirectUrl?: string;
+      state?: string;
+      onAuthorizationUrl?: (url: URL) => void | Promise<void>;
+    } = {},
   ) {
     return createOAuthProvider({
       id: this.id,

@@ -1,8 +1,14 @@
 /**
  * The loopback redirect target of `svc mcp auth <id>`: a one-shot HTTP listener on 127.0.0.1
- * that takes the authorization code (checking `state`) and tells the browser it can close.
+ * that takes the authorization code and tells the browser it can close.
+ *
+ * The flow's `state` is made before the listener starts, and every callback, an error callback
+ * included, must carry it: any page in the operator's browser can send a request to the loopback
+ * port, so a callback without it (one arriving early, while the client registers, too) is refused
+ * and never reaches the token endpoint or cancels the flow.
  * @module
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SvcError } from '../errors';
@@ -12,8 +18,10 @@ export interface OAuthCallback {
   /** The redirect URI to register and send (`http://127.0.0.1:<port>/mcp/oauth/callback`). */
   url: string;
   port: number;
-  /** The code of the first callback whose `state` matches; rejects on an error callback. */
-  waitForCode(expectedState: () => string | undefined, signal: AbortSignal): Promise<string>;
+  /** The `state` of this flow, to send with the authorization request. */
+  state: string;
+  /** The code of the first callback carrying `state`; rejects on such an error callback. */
+  waitForCode(signal: AbortSignal): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -26,7 +34,7 @@ interface Arrival {
 export async function startOAuthCallback(port: number): Promise<OAuthCallback> {
   const arrivals: Arrival[] = [];
   let notify: (() => void) | undefined;
-  let expected: () => string | undefined = () => undefined;
+  const state = randomBytes(16).toString('hex');
 
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
@@ -43,8 +51,7 @@ export async function startOAuthCallback(port: number): Promise<OAuthCallback> {
             .join(': ')
         : undefined,
     };
-    const want = expected();
-    if (!arrival.error && (!arrival.code || (want !== undefined && arrival.state !== want))) {
+    if (arrival.state !== state || (!arrival.error && !arrival.code)) {
       response.writeHead(400, { 'content-type': 'text/html; charset=utf-8' });
       response.end(page('svc: this callback does not match the authorization in progress.'));
       return;
@@ -80,8 +87,8 @@ export async function startOAuthCallback(port: number): Promise<OAuthCallback> {
   return {
     url: `http://127.0.0.1:${actualPort}${CALLBACK_PATH}`,
     port: actualPort,
-    waitForCode(expectedState, signal) {
-      expected = expectedState;
+    state,
+    waitForCode(signal) {
       return new Promise<string>((resolvePromise, reject) => {
         const check = () => {
           const arrival = arrivals.shift();

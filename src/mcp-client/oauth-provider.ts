@@ -35,6 +35,8 @@ export interface SvcOAuthProviderOptions {
   redirectUrl?: string;
   /** Interactive: show the authorization URL to the operator. */
   onAuthorizationUrl?: (url: URL) => void | Promise<void>;
+  /** Interactive: the `state` the loopback callback waits for (made before it listens). */
+  state?: string;
   /** Every secret the provider learns (tokens, client secret), for the redactor. */
   onSecret?: (value: string) => void;
 }
@@ -94,7 +96,7 @@ export function createOAuthProvider(options: SvcOAuthProviderOptions): SvcOAuthP
       };
     },
     state() {
-      expectedState = randomBytes(16).toString('hex');
+      expectedState = options.state ?? randomBytes(16).toString('hex');
       return expectedState;
     },
     clientInformation() {

@@ -32,6 +32,16 @@ export interface FakeMcpHttpOptions {
   requireHeader?: { name: string; value: string };
   /** The `authorization_endpoint` the authorization server's metadata names (default its own). */
   authorizationEndpoint?: string;
+  /** Fields that replace those of the authorization server's metadata (e.g. `token_endpoint`). */
+  metadata?: Record<string, unknown>;
+  /** Pad the authorization server's metadata with this many bytes. */
+  metadataPadding?: number;
+  /** The `authorization_servers` the protected resource metadata names (default the fake's). */
+  authorizationServers?: string[];
+  /** Awaited before a dynamic client registration is answered (a slow registration). */
+  beforeRegister?: () => Promise<void>;
+  /** The token endpoint answers every request with this. */
+  tokenError?: { status: number; body: string; contentType?: string };
   /** Answer POSTs with plain JSON instead of an event stream. */
   jsonResponse?: boolean;
   /** Also list `big`, whose result is a text of `bytes` characters. */
@@ -48,8 +58,12 @@ export interface FakeMcpHttpServer {
   /** Tool calls received, in order. */
   calls: { tool: string; args: unknown; authorization?: string }[];
   oauthLog: { registrations: number; authorizations: number; codeExchanges: number; refreshes: number };
+  /** The `code` of every authorization-code request the token endpoint received. */
+  codesPosted: string[];
   /** Invalidate every access token issued so far (refresh tokens stay valid). */
   revokeAccessTokens(): void;
+  /** Invalidate every refresh token issued so far. */
+  revokeRefreshTokens(): void;
   close(): Promise<void>;
 }
 
@@ -57,8 +71,9 @@ export async function fakeMcpHttpServer(options: FakeMcpHttpOptions = {}): Promi
   const calls: FakeMcpHttpServer['calls'] = [];
   const oauthLog = { registrations: 0, authorizations: 0, codeExchanges: 0, refreshes: 0 };
   const validAccess = new Set<string>();
+  const codesPosted: string[] = [];
   const as = options.oauth
-    ? await fakeAuthorizationServer(validAccess, oauthLog, options.authorizationEndpoint)
+    ? await fakeAuthorizationServer(validAccess, oauthLog, codesPosted, options)
     : undefined;
 
   const makeServer = (authorization?: () => string | undefined) => {
@@ -110,7 +125,10 @@ export async function fakeMcpHttpServer(options: FakeMcpHttpOptions = {}): Promi
       const url = new URL(request.url ?? '/', base);
       if (url.pathname.startsWith('/.well-known/oauth-protected-resource')) {
         if (!as) return send(response, 404, { error: 'not found' });
-        return send(response, 200, { resource: `${base}/mcp`, authorization_servers: [as.issuer] });
+        return send(response, 200, {
+          resource: `${base}/mcp`,
+          authorization_servers: options.authorizationServers ?? [as.issuer],
+        });
       }
       if (as) {
         const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
@@ -182,7 +200,9 @@ export async function fakeMcpHttpServer(options: FakeMcpHttpOptions = {}): Promi
     issuer: as?.issuer,
     calls,
     oauthLog,
+    codesPosted,
     revokeAccessTokens: () => validAccess.clear(),
+    revokeRefreshTokens: () => as?.refreshTokens.clear(),
     close,
   };
 }
@@ -195,8 +215,9 @@ interface Client {
 async function fakeAuthorizationServer(
   validAccess: Set<string>,
   log: FakeMcpHttpServer['oauthLog'],
-  authorizationEndpoint?: string,
-): Promise<{ issuer: string; close(): Promise<void> }> {
+  codesPosted: string[],
+  options: FakeMcpHttpOptions,
+): Promise<{ issuer: string; refreshTokens: Set<string>; close(): Promise<void> }> {
   const clients = new Map<string, Client>();
   const codes = new Map<string, { clientId: string; challenge: string; redirectUri: string }>();
   const refreshTokens = new Set<string>();
@@ -213,17 +234,20 @@ async function fakeAuthorizationServer(
     if (url.pathname === '/.well-known/oauth-authorization-server') {
       return send(response, 200, {
         issuer,
-        authorization_endpoint: authorizationEndpoint ?? `${issuer}/authorize`,
+        authorization_endpoint: options.authorizationEndpoint ?? `${issuer}/authorize`,
         token_endpoint: `${issuer}/token`,
         registration_endpoint: `${issuer}/register`,
         response_types_supported: ['code'],
         grant_types_supported: ['authorization_code', 'refresh_token'],
         code_challenge_methods_supported: ['S256'],
         token_endpoint_auth_methods_supported: ['none'],
+        ...options.metadata,
+        ...(options.metadataPadding ? { padding: 'x'.repeat(options.metadataPadding) } : {}),
       });
     }
     if (url.pathname === '/register' && request.method === 'POST') {
       const metadata = JSON.parse(await readBody(request)) as { redirect_uris?: string[] };
+      await options.beforeRegister?.();
       log.registrations++;
       const client = {
         client_id: `client_${randomBytes(6).toString('hex')}`,
@@ -257,6 +281,12 @@ async function fakeAuthorizationServer(
     }
     if (url.pathname === '/token' && request.method === 'POST') {
       const form = new URLSearchParams(await readBody(request));
+      if (form.get('grant_type') === 'authorization_code') codesPosted.push(form.get('code') ?? '');
+      if (options.tokenError) {
+        const { status, body, contentType } = options.tokenError;
+        response.writeHead(status, { 'content-type': contentType ?? 'application/json' }).end(body);
+        return;
+      }
       if (form.get('grant_type') === 'authorization_code') {
         const entry = codes.get(form.get('code') ?? '');
         const verifier = form.get('code_verifier') ?? '';
@@ -280,7 +310,7 @@ async function fakeAuthorizationServer(
     send(response, 404, { error: 'not found' });
   });
   issuer = await listen(server);
-  return { issuer, close: () => closeServer(server) };
+  return { issuer, refreshTokens, close: () => closeServer(server) };
 }
 
 function send(response: ServerResponse, status: number, body: unknown) {
