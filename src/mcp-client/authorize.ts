@@ -9,6 +9,7 @@ import type { Logger } from '../log';
 import type { McpAuthStore } from './auth-store';
 import type { McpConnection } from './connection';
 import { startOAuthCallback } from './oauth-callback';
+import { describeOAuthFailure, oauthFetch } from './oauth-fetch';
 import { transportType } from './transport';
 
 export interface AuthorizeOptions {
@@ -52,9 +53,11 @@ export async function authorizeServer(
       onAuthorizationUrl: options.onAuthorizationUrl,
     });
     const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
+    // Endpoints from the metadata are checked, answers capped (oauth-fetch.ts).
+    const fetchFn = oauthFetch(deps.fetch, { id, serverUrl, capAll: true });
     const run = (authorizationCode?: string) =>
-      auth(provider, { serverUrl, authorizationCode, fetchFn: deps.fetch }).catch((error) => {
-        throw new SvcError('unavailable', `mcp.${id}: OAuth failed: ${(error as Error).message}`, {
+      auth(provider, { serverUrl, authorizationCode, fetchFn }).catch((error) => {
+        throw new SvcError('unavailable', `mcp.${id}: OAuth failed: ${describeOAuthFailure(error)}`, {
           cause: error,
         });
       });

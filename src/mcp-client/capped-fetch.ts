@@ -37,7 +37,12 @@ export function tooLargeMessage(maxBytes: number): string {
 /** Statuses whose Response cannot carry a body, and redirects (left to the SDK as they are). */
 const UNWRAPPED = (status: number) => status < 200 || status === 204 || status === 205 || status === 304;
 
-export function cappedFetch(base: typeof fetch, maxBytes: number): typeof fetch {
+/** `overCap` makes the error of an answer over the cap (default `MessageTooLarge`). */
+export function cappedFetch(
+  base: typeof fetch,
+  maxBytes: number,
+  overCap: () => Error = () => new MessageTooLarge(maxBytes),
+): typeof fetch {
   return async (input, init) => {
     const response = await base(input, init);
     if (!response.body || UNWRAPPED(response.status) || (response.status >= 300 && response.status < 400))
@@ -45,13 +50,13 @@ export function cappedFetch(base: typeof fetch, maxBytes: number): typeof fetch 
     const type = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
     let body: ReadableStream<Uint8Array>;
     if (type === 'text/event-stream') {
-      body = response.body.pipeThrough(eventCap(maxBytes, requestIds(init?.body)));
+      body = response.body.pipeThrough(eventCap(maxBytes, requestIds(init?.body), overCap));
     } else {
       if (Number(response.headers.get('content-length')) > maxBytes) {
         await response.body.cancel().catch(() => {});
-        throw new MessageTooLarge(maxBytes);
+        throw overCap();
       }
-      body = response.body.pipeThrough(totalCap(maxBytes));
+      body = response.body.pipeThrough(totalCap(maxBytes, overCap));
     }
     const capped = new Response(body, {
       status: response.status,
@@ -64,12 +69,12 @@ export function cappedFetch(base: typeof fetch, maxBytes: number): typeof fetch 
   };
 }
 
-function totalCap(maxBytes: number): TransformStream<Uint8Array, Uint8Array> {
+function totalCap(maxBytes: number, overCap: () => Error): TransformStream<Uint8Array, Uint8Array> {
   let seen = 0;
   return new TransformStream({
     transform(chunk, controller) {
       seen += chunk.byteLength;
-      if (seen > maxBytes) controller.error(new MessageTooLarge(maxBytes));
+      if (seen > maxBytes) controller.error(overCap());
       else controller.enqueue(chunk);
     },
   });
@@ -94,7 +99,11 @@ const LF = 0x0a;
 const CR = 0x0d;
 
 /** Counts the bytes of each event (between blank lines); over the cap, ends the stream. */
-function eventCap(maxBytes: number, ids: (string | number)[]): TransformStream<Uint8Array, Uint8Array> {
+function eventCap(
+  maxBytes: number,
+  ids: (string | number)[],
+  overCap: () => Error,
+): TransformStream<Uint8Array, Uint8Array> {
   let eventBytes = 0;
   let lineEmpty = true;
   let afterCR = false;
@@ -116,7 +125,7 @@ function eventCap(maxBytes: number, ids: (string | number)[]): TransformStream<U
           lineEmpty = false;
           if (++eventBytes > maxBytes) {
             over = true;
-            if (!ids.length) return controller.error(new MessageTooLarge(maxBytes));
+            if (!ids.length) return controller.error(overCap());
             controller.enqueue(chunk.subarray(0, i));
             controller.enqueue(new TextEncoder().encode(errorEvents(ids, maxBytes)));
             controller.terminate();

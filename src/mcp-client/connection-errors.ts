@@ -7,6 +7,7 @@
 import type { McpServerConfig } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
 import { MESSAGE_TOO_LARGE } from './capped-fetch';
+import { oauthFailureText } from './oauth-fetch';
 import { NeedsAuth } from './transport';
 
 export interface FailureContext {
@@ -48,6 +49,8 @@ export function startFailure(
 function describeStartError(error: unknown, context: FailureContext): string {
   const { id, config } = context;
   if (SvcError.is(error)) return error.message;
+  const oauth = config.auth === 'oauth' ? oauthFailureText(error) : undefined;
+  if (oauth) return `OAuth failed: ${oauth}`;
   const code = (error as { code?: unknown })?.code;
   const message = error instanceof Error ? error.message : String(error);
   if (code === -32001) {

@@ -20,6 +20,7 @@ import type { McpServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
 import type { Clock } from '../util/ids';
 import type { McpAuthEntry, McpAuthStore } from './auth-store';
+import { isLoopbackHostname } from './oauth-fetch';
 
 export const CALLBACK_PATH = '/mcp/oauth/callback';
 /** Placeholder redirect for background connects before any interactive flow ran. */
@@ -171,13 +172,6 @@ export function createOAuthProvider(options: SvcOAuthProviderOptions): SvcOAuthP
       return load().discovery as OAuthDiscoveryState | undefined;
     },
   };
-}
-
-const LOOPBACK_NAMES = new Set(['localhost', '::1']);
-
-function isLoopbackHostname(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return LOOPBACK_NAMES.has(host) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /**

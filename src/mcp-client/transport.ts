@@ -12,6 +12,7 @@ import { SvcError } from '../errors';
 import { maskSecretArgs, maskUrlSecrets } from '../redact';
 import type { McpAuthStore } from './auth-store';
 import { cappedFetch, DEFAULT_MAX_MESSAGE_BYTES } from './capped-fetch';
+import { oauthFetch } from './oauth-fetch';
 import type { SvcOAuthProvider } from './oauth-provider';
 
 export type McpTransportType = 'stdio' | 'http' | 'sse';
@@ -70,8 +71,10 @@ export async function openTransport(options: TransportOptions): Promise<Transpor
     authProvider = options.oauthProvider();
   }
   const requestInit = { headers: { ...(config.headers ?? {}) } };
-  // What the server sends back is size-capped (capped-fetch.ts).
-  const fetch = cappedFetch(options.fetch, options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+  // What the server sends back is size-capped (capped-fetch.ts); a refresh goes only to an
+  // endpoint svc may send the refresh token to (oauth-fetch.ts).
+  const capped = cappedFetch(options.fetch, options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+  const fetch = authProvider ? oauthFetch(capped, { id, serverUrl: raw }) : capped;
   if (type === 'sse') {
     const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
     return new SSEClientTransport(url, { requestInit, authProvider, fetch });

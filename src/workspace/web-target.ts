@@ -31,8 +31,14 @@ export function blockedAddress(address: string): boolean {
   return family !== 0 && BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
-/** Refuses `url` when its host is, or resolves to, a blocked address. A name that does not resolve passes (fetch names the error). */
-export async function refuseBlockedTarget(url: URL, lookup: Lookup = systemLookup): Promise<void> {
+/**
+ * The blocked address `url`'s host is, or resolves to, if any. A name that does not resolve
+ * passes (fetch names the error). Also the MCP client's rule for OAuth endpoints.
+ */
+export async function blockedTargetAddress(
+  url: URL,
+  lookup: Lookup = systemLookup,
+): Promise<string | undefined> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   if (isIP(host)) addresses = [host];
@@ -40,10 +46,16 @@ export async function refuseBlockedTarget(url: URL, lookup: Lookup = systemLooku
     try {
       addresses = (await lookup(host)).map((entry) => entry.address);
     } catch {
-      return;
+      return undefined;
     }
   }
-  const blocked = addresses.find(blockedAddress);
+  return addresses.find(blockedAddress);
+}
+
+/** Refuses `url` when its host is, or resolves to, a blocked address. A name that does not resolve passes (fetch names the error). */
+export async function refuseBlockedTarget(url: URL, lookup: Lookup = systemLookup): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const blocked = await blockedTargetAddress(url, lookup);
   if (blocked)
     throw new SvcError(
       'forbidden',

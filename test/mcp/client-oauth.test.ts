@@ -4,12 +4,19 @@
  * - the loopback callback takes only a callback carrying the flow's `state`: one arriving early
  *   (while the client registers) or without it, an error callback included, is refused and the
  *   real one still completes the flow;
+ * - every endpoint a server's answer names (authorization server, token, registration) must be
+ *   https: or loopback http:, and not a link-local or cloud metadata address, in the flow and on a
+ *   background refresh; nothing is sent to one that is not;
+ * - a failed OAuth answer shows in one short line: no raw body, no code or verifier, no validator
+ *   dump; an OAuth answer over 1 MiB stops the flow.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { runCli } from '../../src/surfaces/cli/index';
-import { approveInBrowser, fakeMcpHttpServer } from '../helpers/fake-mcp-server';
+import { approveInBrowser, type FakeMcpHttpOptions, fakeMcpHttpServer } from '../helpers/fake-mcp-server';
 import { makeTestApp } from '../helpers/make-test-app';
 
 async function cli(app: App, args: string[], onStderr?: (text: string) => void) {
@@ -122,5 +129,140 @@ describe('MCP client OAuth: the loopback callback', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('svc: authorization failed: access_denied\n');
     expect(secure.oauthLog.codeExchanges).toBe(0);
+  });
+});
+
+/** The app's fetch: requests to 127.0.0.1 go out, any other host is recorded and fails like an unreachable one. */
+function loopbackOnlyFetch() {
+  const elsewhere: string[] = [];
+  const fetchFn: typeof fetch = async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (url.hostname === '127.0.0.1') return fetch(input, init);
+    elsewhere.push(`${init?.method ?? 'GET'} ${url.href}`);
+    throw new TypeError('fetch failed');
+  };
+  return { fetchFn, elsewhere };
+}
+
+/** `svc mcp auth secure` in-process (with the app's fetch), playing the browser; the error message, if any. */
+async function authorizeWith(options: FakeMcpHttpOptions) {
+  const secure = await fakeMcpHttpServer({ oauth: true, ...options });
+  const { fetchFn, elsewhere } = loopbackOnlyFetch();
+  const app = await makeTestApp({
+    fetch: fetchFn,
+    config: { mcp: { secure: { type: 'http', url: secure.url, auth: 'oauth' } } },
+  });
+  let approved: Promise<number> | undefined;
+  const error = await app.mcpClients
+    .authorize('secure', {
+      signal: AbortSignal.timeout(10_000),
+      onAuthorizationUrl: (url) => {
+        approved = approveInBrowser(url.href);
+      },
+    })
+    .then(
+      () => undefined,
+      (e: Error) => e.message,
+    );
+  await approved;
+  return { error, secure, elsewhere, app };
+}
+
+describe('MCP client OAuth: endpoints named by a server', () => {
+  it.each([
+    [
+      'a plain-http token endpoint',
+      { metadata: { token_endpoint: 'http://auth.example.com/token' } },
+      'names the endpoint http://auth.example.com/token; svc sends OAuth requests only to https: URLs (or http: on a loopback host)',
+    ],
+    [
+      'a link-local token endpoint',
+      { metadata: { token_endpoint: 'https://169.254.169.254/token' } },
+      'names the endpoint https://169.254.169.254/token, at 169.254.169.254, a link-local or cloud metadata address; svc never sends OAuth requests there',
+    ],
+    [
+      'a cloud-metadata registration endpoint',
+      { metadata: { registration_endpoint: 'https://[fd00:ec2::254]/register' } },
+      'names the endpoint https://[fd00:ec2::254]/register, at fd00:ec2::254, a link-local or cloud metadata address',
+    ],
+    [
+      'a link-local authorization server',
+      { authorizationServers: ['https://169.254.169.254/latest'] },
+      'names the endpoint https://169.254.169.254/.well-known/oauth-authorization-server/latest, at 169.254.169.254',
+    ],
+    [
+      'a plain-http authorization server',
+      { authorizationServers: ['http://auth.example.com'] },
+      'names the endpoint http://auth.example.com/.well-known/oauth-authorization-server; svc sends OAuth requests only to https: URLs',
+    ],
+  ])('%s is refused before anything is sent to it', async (_, options, shown) => {
+    const { error, secure, elsewhere } = await authorizeWith(options as FakeMcpHttpOptions);
+    expect(error).toContain(`mcp.secure: OAuth failed: the OAuth metadata of mcp.secure ${shown}`);
+    expect(error).toMatch(/: check the server's OAuth configuration$/);
+    expect(elsewhere).toEqual([]);
+    expect(secure.codesPosted).toEqual([]);
+  });
+
+  it('a background refresh does not post the refresh token to an endpoint svc would refuse', async () => {
+    const secure = await fakeMcpHttpServer({ oauth: true });
+    const app = await makeTestApp({
+      config: { mcp: { secure: { type: 'http', url: secure.url, auth: 'oauth' } } },
+    });
+    expect((await authorize(app)).code).toBe(0);
+    // The stored metadata now names a metadata address as the token endpoint.
+    const file = join(app.env.XDG_CONFIG_HOME!, 'svc', 'mcp-auth.json');
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    stored.servers.secure.discovery.authorizationServerMetadata.token_endpoint =
+      'http://169.254.169.254/token';
+    writeFileSync(file, JSON.stringify(stored));
+    secure.revokeAccessTokens();
+
+    const { fetchFn, elsewhere } = loopbackOnlyFetch();
+    const later = await makeTestApp({ workspace: app.workspace, env: app.env, fetch: fetchFn });
+    later.mcpClients.start();
+    await later.mcpClients.settled({ timeoutMs: 15_000 });
+    expect(elsewhere).toEqual([]);
+    expect(secure.oauthLog.refreshes).toBe(0);
+    expect(later.mcpClients.status('secure')[0].state).not.toBe('connected');
+  });
+});
+
+describe('MCP client OAuth: failed answers', () => {
+  it('an answer that is not an OAuth error shows its status only, not its body', async () => {
+    const { error } = await authorizeWith({
+      tokenError: { status: 403, body: 'resolve_deny: internal-page secret=abc', contentType: 'text/plain' },
+    });
+    expect(error).toBe(
+      'mcp.secure: OAuth failed: the authorization server answered HTTP 403 with something that is not an OAuth error (not shown)',
+    );
+  });
+
+  it("a server's error description is capped, its codes and secrets masked", async () => {
+    const description = `bad request; got body code=the-code&code_verifier=VERIFIER-123&client_id=c\n${'y'.repeat(500)}`;
+    const { error } = await authorizeWith({
+      tokenError: {
+        status: 400,
+        body: JSON.stringify({ error: 'invalid_request', error_description: description }),
+      },
+    });
+    expect(error).toMatch(
+      /^mcp\.secure: OAuth failed: invalid_request: bad request; got body code=\[REDACTED\]&code_verifier=\[REDACTED\]&client_id=c y+…$/,
+    );
+    expect(error!.length).toBeLessThan(260);
+  });
+
+  it('an invalid metadata document names its first problem in one line', async () => {
+    const { error } = await authorizeWith({ authorizationEndpoint: 'javascript:alert(1)' });
+    expect(error).toBe(
+      "mcp.secure: OAuth failed: the server's OAuth metadata is not valid (authorization_endpoint: URL cannot use javascript:, data:, or vbscript: scheme): check the server's OAuth configuration",
+    );
+  });
+
+  it('an OAuth answer over 1 MiB stops the flow', async () => {
+    const { error, secure } = await authorizeWith({ metadataPadding: 2 * 1024 * 1024 });
+    expect(error).toBe(
+      "mcp.secure: OAuth failed: an OAuth answer for mcp.secure is over the 1 MiB limit; the request was stopped: check the server's OAuth configuration",
+    );
+    expect(secure.oauthLog.registrations).toBe(0);
   });
 });
