@@ -399,34 +399,58 @@ describe('svc service start mcp, streamable HTTP', () => {
     ).rejects.toThrowError(/^refusing to listen on 0\.0\.0\.0 without a token/);
   });
 
-  it('refuses a Host header that is not loopback (DNS rebinding)', async () => {
+  it('with no token, answers only a loopback Host, [::1] included, on /mcp and /healthz (DNS rebinding)', async () => {
     const app = await appWith(['svc_capabilities'], {
       config: { services: { mcp: { allow_no_auth: true } } },
     });
     const service = await startMcpService(app, { transport: 'http', port: 0 });
     onTestFinished(() => service.close());
+    const port = new URL(service.url!).port;
     const body = JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
       method: 'initialize',
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
     });
-    const status = await new Promise<number>((resolvePromise, reject) => {
-      const request = httpRequest(service.url!, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          host: 'evil.example',
-        },
+    const statusOf = (path: string, host: string) =>
+      new Promise<number>((resolvePromise, reject) => {
+        const request = httpRequest(new URL(path, service.url!), {
+          method: path === '/mcp' ? 'POST' : 'GET',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            host,
+          },
+        });
+        request.on('response', (response) => {
+          response.resume();
+          resolvePromise(response.statusCode ?? 0);
+        });
+        request.on('error', reject);
+        request.end(path === '/mcp' ? body : undefined);
       });
+    expect(await statusOf('/mcp', 'evil.example')).toBe(403);
+    expect(await statusOf('/healthz', 'evil.example')).toBe(403);
+    expect(await statusOf('/healthz', `evil.example:${port}`)).toBe(403);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) {
+      expect([host, await statusOf('/mcp', host)]).toEqual([host, 200]);
+      expect([host, await statusOf('/healthz', host)]).toEqual([host, 200]);
+    }
+  });
+
+  it('with a token, /healthz answers any Host (load balancers probe by address)', async () => {
+    const app = await appWith(['svc_capabilities']);
+    const service = await startMcpService(app, { transport: 'http', port: 0, token: 'tok-abcdef123' });
+    onTestFinished(() => service.close());
+    const answer = await new Promise<number>((resolvePromise, reject) => {
+      const request = httpRequest(new URL('/healthz', service.url!), { headers: { host: '10.0.0.7:80' } });
       request.on('response', (response) => {
         response.resume();
         resolvePromise(response.statusCode ?? 0);
       });
       request.on('error', reject);
-      request.end(body);
+      request.end();
     });
-    expect(status).toBe(403);
+    expect(answer).toBe(200);
   });
 });

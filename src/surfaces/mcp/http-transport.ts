@@ -13,7 +13,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Hono } from 'hono';
 import { SvcError } from '../../errors';
 import type { Logger } from '../../log';
-import { bearerAuth } from '../http/auth';
+import { bearerAuth, openRouteRefusal } from '../http/auth';
 
 export const MCP_HTTP_PATH = '/mcp';
 
@@ -37,7 +37,9 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttpHand
   const transports = new Map<string, WebStandardStreamableHTTPServerTransport>();
   let allowedHosts: string[] = [];
   const hono = new Hono();
-  hono.get('/healthz', (c) => c.json({ ok: true }));
+  // No bearer on /healthz, but with no token only a loopback Host, as the HTTP service (auth.ts).
+  const refuseHost = openRouteRefusal(() => options.token);
+  hono.get('/healthz', (c) => refuseHost(c) ?? c.json({ ok: true }));
   hono.use(bearerAuth({ token: () => options.token, allowNoAuth: () => options.allowNoAuth }));
   hono.all(MCP_HTTP_PATH, async (c) => {
     const request = c.req.raw;
@@ -92,8 +94,12 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttpHand
     });
   });
   const port = (httpServer.address() as AddressInfo).port;
-  allowedHosts = [`${options.host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`];
-  const url = `http://${options.host}:${port}${MCP_HTTP_PATH}`;
+  // The loopback names a client may address, as the HTTP service takes them ([::1] bracketed).
+  const listening = options.host.includes(':') ? `[${options.host}]` : options.host;
+  allowedHosts = [
+    ...new Set([`${listening}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]),
+  ];
+  const url = `http://${listening}:${port}${MCP_HTTP_PATH}`;
   options.log.info('mcp http transport listening', { url });
 
   let closed = false;
