@@ -20,7 +20,11 @@ export interface FailureContext {
 }
 
 export function isUnauthorized(error: unknown): boolean {
-  return (error as Error)?.name === 'UnauthorizedError' || (error as { code?: unknown })?.code === 401;
+  return (
+    error instanceof NeedsAuth ||
+    (error as Error)?.name === 'UnauthorizedError' ||
+    (error as { code?: unknown })?.code === 401
+  );
 }
 
 /** The state and message a failed connection attempt leaves. */

@@ -5,8 +5,8 @@
  *
  * Two modes. Interactive (`svc mcp auth <id>`): the redirect URL is the loopback callback and the
  * authorization URL goes to the operator. Background (connecting for the agent): the stored
- * redirect URI is reused and an authorization request only records that the server needs auth;
- * svc never opens a browser on its own.
+ * redirect URI is reused and an authorization request (a refused token that cannot be refreshed)
+ * ends the connect with `NeedsAuth`; svc never opens a browser on its own.
  * @module
  */
 import { randomBytes } from 'node:crypto';
@@ -25,6 +25,9 @@ import { isLoopbackHostname } from './oauth-fetch';
 export const CALLBACK_PATH = '/mcp/oauth/callback';
 /** Placeholder redirect for background connects before any interactive flow ran. */
 const BACKGROUND_REDIRECT = `http://127.0.0.1${CALLBACK_PATH}`;
+
+/** The server needs (new) authorization before it can be reached: `svc mcp auth <id>`. */
+export class NeedsAuth extends Error {}
 
 export interface SvcOAuthProviderOptions {
   id: string;
@@ -132,6 +135,12 @@ export function createOAuthProvider(options: SvcOAuthProviderOptions): SvcOAuthP
     async redirectToAuthorization(url) {
       checkAuthorizationUrl(id, url);
       authorizationUrl = url;
+      // A background connect whose token was refused and could not be refreshed ends here.
+      if (!interactive) {
+        throw new NeedsAuth(
+          `the stored token was refused and could not be refreshed: run svc mcp auth ${id}`,
+        );
+      }
       await options.onAuthorizationUrl?.(url);
     },
     saveCodeVerifier(codeVerifier) {

@@ -13,12 +13,11 @@ import { maskSecretArgs, maskUrlSecrets } from '../redact';
 import type { McpAuthStore } from './auth-store';
 import { cappedFetch, DEFAULT_MAX_MESSAGE_BYTES } from './capped-fetch';
 import { oauthFetch } from './oauth-fetch';
-import type { SvcOAuthProvider } from './oauth-provider';
+import { NeedsAuth, type SvcOAuthProvider } from './oauth-provider';
 
 export type McpTransportType = 'stdio' | 'http' | 'sse';
 
-/** The server needs (new) authorization before it can be reached: `svc mcp auth <id>`. */
-export class NeedsAuth extends Error {}
+export { NeedsAuth } from './oauth-provider';
 
 export interface TransportOptions {
   id: string;

@@ -7,6 +7,7 @@
  * - every endpoint a server's answer names (authorization server, token, registration) must be
  *   https: or loopback http:, and not a link-local or cloud metadata address, in the flow and on a
  *   background refresh; nothing is sent to one that is not;
+ * - a token that is refused and cannot be refreshed leaves the server `needs_auth` at once;
  * - a failed OAuth answer shows in one short line: no raw body, no code or verifier, no validator
  *   dump; an OAuth answer over 1 MiB stops the flow.
  */
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { runCli } from '../../src/surfaces/cli/index';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { approveInBrowser, type FakeMcpHttpOptions, fakeMcpHttpServer } from '../helpers/fake-mcp-server';
 import { makeTestApp } from '../helpers/make-test-app';
 
@@ -264,5 +266,44 @@ describe('MCP client OAuth: failed answers', () => {
       "mcp.secure: OAuth failed: an OAuth answer for mcp.secure is over the 1 MiB limit; the request was stopped: check the server's OAuth configuration",
     );
     expect(secure.oauthLog.registrations).toBe(0);
+  });
+});
+
+describe('MCP client OAuth: a refresh that fails', () => {
+  it('leaves the server needs_auth at once, on connect and on a tool call', async () => {
+    const secure = await fakeMcpHttpServer({ oauth: true });
+    const app = await makeTestApp({
+      config: { mcp: { secure: { type: 'http', url: secure.url, auth: 'oauth' } } },
+    });
+    expect((await authorize(app)).code).toBe(0);
+    const needsAuth = {
+      state: 'needs_auth',
+      error: 'the stored token was refused and could not be refreshed: run svc mcp auth secure',
+      action: 'run svc mcp auth secure',
+    };
+
+    // Connecting with a token the server no longer takes, and a refresh token it refuses too.
+    secure.revokeAccessTokens();
+    secure.revokeRefreshTokens();
+    const later = await makeTestApp({ workspace: app.workspace, env: app.env });
+    later.mcpClients.start();
+    await later.mcpClients.settled({ timeoutMs: 15_000 });
+    expect(later.mcpClients.status('secure')[0]).toMatchObject(needsAuth);
+
+    // Connected, then the tokens stop working during a call.
+    expect((await authorize(app)).code).toBe(0);
+    const third = await makeTestApp({ workspace: app.workspace, env: app.env });
+    third.mcpClients.start();
+    await third.mcpClients.settled({ timeoutMs: 15_000 });
+    expect(third.mcpClients.status('secure')[0].state).toBe('connected');
+    secure.revokeAccessTokens();
+    secure.revokeRefreshTokens();
+    await expect(invokeTool(third, 'mcp_secure_ping', {}, { surface: 'agent' })).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
+    expect(third.mcpClients.status('secure')[0]).toMatchObject({
+      state: 'needs_auth',
+      action: 'run svc mcp auth secure',
+    });
   });
 });
