@@ -8,19 +8,16 @@
  * read to at most 1 MiB. The configured origin is the operator's choice and is not checked.
  * @module
  */
+
 import { SvcError } from '../errors';
+import { isLoopbackHostname } from '../util/loopback';
 import { blockedTargetAddress, type Lookup } from '../workspace/web-target';
 import { cappedFetch } from './capped-fetch';
 
 /** The cap of one OAuth answer (metadata, registration, tokens). */
 export const OAUTH_MAX_BYTES = 1024 * 1024;
 
-const LOOPBACK_NAMES = new Set(['localhost', '::1']);
-
-export function isLoopbackHostname(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return LOOPBACK_NAMES.has(host) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
+export { isLoopbackHostname };
 
 export interface OAuthFetchOptions {
   /** The server's id, for messages. */

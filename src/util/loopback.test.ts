@@ -8,7 +8,6 @@ describe('loopback', () => {
       '127.1.2.3',
       'localhost',
       'LocalHost',
-      'app.localhost',
       'ip6-localhost',
       '::1',
       '[::1]',
@@ -31,9 +30,11 @@ describe('loopback', () => {
     }
   });
 
-  it('leaves out *.localhost when asked (an address to bind)', () => {
-    expect(isLoopbackHostname('app.localhost', { subdomains: false })).toBe(false);
-    expect(isLoopbackHostname('localhost', { subdomains: false })).toBe(true);
+  it('takes *.localhost only when asked (a Host header; a resolver may send it to DNS)', () => {
+    expect(isLoopbackHostname('app.localhost')).toBe(false);
+    expect(isLoopbackUrl('http://app.localhost:8080/v1')).toBe(false);
+    expect(isLoopbackHostname('app.localhost', { subdomains: true })).toBe(true);
+    expect(isLoopbackHostname('localhost.evil', { subdomains: true })).toBe(false);
   });
 
   it('reads the host of a URL, as URL normalizes it', () => {

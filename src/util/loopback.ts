@@ -1,7 +1,7 @@
 /**
  * Loopback names and URLs, one rule for every caller: a provider's key that may be omitted, a
- * workspace setting that sends data nowhere but this machine, a `Host` header a no-token server
- * answers, an OAuth endpoint that may be plain `http:`.
+ * workspace setting that sends data nowhere but this machine, an address a no-token server may
+ * bind, a `Host` header it answers, an OAuth endpoint that may be plain `http:`.
  * @module
  */
 
@@ -11,12 +11,13 @@ const V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 const MAPPED_HEX = /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/;
 
 /**
- * A loopback host name: localhost and `*.localhost` (RFC 6761), ip6-localhost, 127.0.0.0/8,
- * `::1`, IPv4-mapped 127.x. Brackets around an IPv6 address are ignored; a port is not accepted.
- * `subdomains: false` leaves out `*.localhost`: an address to bind, which the resolver might send
- * to DNS (browsers resolve those names to loopback themselves, a resolver need not).
+ * A loopback host name: localhost, ip6-localhost, 127.0.0.0/8, `::1`, IPv4-mapped 127.x; with
+ * `subdomains`, `*.localhost` too (RFC 6761). Brackets around an IPv6 address are ignored; a port
+ * is not accepted. `*.localhost` is left out by default: svc's own connections and binds resolve
+ * names through the system resolver, which may send them to DNS; browsers resolve those names to
+ * loopback themselves, so a `Host` header check takes them.
  */
-export function isLoopbackHostname(hostname: string, { subdomains = true } = {}): boolean {
+export function isLoopbackHostname(hostname: string, { subdomains = false } = {}): boolean {
   const h = hostname
     .trim()
     .toLowerCase()
@@ -26,7 +27,7 @@ export function isLoopbackHostname(hostname: string, { subdomains = true } = {})
   return V4.test(h);
 }
 
-/** A URL whose host is loopback (see {@link isLoopbackHostname}); anything unparseable is not. */
+/** A URL whose host is loopback (see {@link isLoopbackHostname}, no `*.localhost`); anything unparseable is not. */
 export function isLoopbackUrl(url: string | undefined): boolean {
   if (!url) return false;
   try {

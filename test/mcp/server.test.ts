@@ -412,6 +412,7 @@ describe('svc service start mcp, streamable HTTP', () => {
       method: 'initialize',
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
     });
+    let lastBody = '';
     const statusOf = (path: string, host: string) =>
       new Promise<number>((resolvePromise, reject) => {
         const request = httpRequest(new URL(path, service.url!), {
@@ -423,13 +424,19 @@ describe('svc service start mcp, streamable HTTP', () => {
           },
         });
         request.on('response', (response) => {
-          response.resume();
-          resolvePromise(response.statusCode ?? 0);
+          lastBody = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            lastBody += chunk;
+          });
+          response.on('end', () => resolvePromise(response.statusCode ?? 0));
         });
         request.on('error', reject);
         request.end(path === '/mcp' ? body : undefined);
       });
     expect(await statusOf('/mcp', 'evil.example')).toBe(403);
+    // This server's token is set with SVC_MCP_TOKEN, not the HTTP service's variable.
+    expect(lastBody).toContain('--token or SVC_MCP_TOKEN');
     expect(await statusOf('/healthz', 'evil.example')).toBe(403);
     expect(await statusOf('/healthz', `evil.example:${port}`)).toBe(403);
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) {

@@ -18,7 +18,12 @@ export interface AuthOptions {
   /** Paths that need no bearer (only /healthz). */
   publicPaths?: string[];
   styleFor?: (path: string) => ErrorStyle;
+  /** How the operator sets this server's token, for refusals (default the HTTP service's). */
+  tokenHint?: string;
 }
+
+/** The HTTP service's way to set its token; the MCP service passes its own. */
+export const HTTP_TOKEN_HINT = '--token or SVC_HTTP_TOKEN';
 
 export function bearerAuth(options: AuthOptions): MiddlewareHandler {
   const open = new Set(options.publicPaths ?? ['/healthz']);
@@ -27,7 +32,7 @@ export function bearerAuth(options: AuthOptions): MiddlewareHandler {
     const token = options.token();
     const refusal = bearerRefusal(c.req.header('authorization'), token, options.allowNoAuth);
     if (refusal !== undefined) return refused(c, refusal, options.styleFor?.(c.req.path) ?? 'canonical');
-    const fromPage = token ? undefined : browserRefusal(c.req.raw.headers);
+    const fromPage = token ? undefined : browserRefusal(c.req.raw.headers, options.tokenHint);
     return fromPage === undefined
       ? next()
       : refusedFromBrowser(c, fromPage, options.styleFor?.(c.req.path) ?? 'canonical');
@@ -54,7 +59,7 @@ export function bearerRefusal(
 }
 
 /** A loopback address to bind (no `*.localhost`: see isLoopbackHostname). */
-export const isLoopbackHost = (host: string): boolean => isLoopbackHostname(host, { subdomains: false });
+export const isLoopbackHost = (host: string): boolean => isLoopbackHostname(host);
 
 /** The name of a `Host` header value (`[::1]:7420` → `::1`, `localhost:7420` → `localhost`). */
 function hostName(host: string): string {
@@ -73,10 +78,10 @@ function hostName(host: string): string {
  * `Host` must be a loopback name, and a browser's request must come from a page this server served.
  * Clients that are not browsers (curl, SDKs, the TUI) send neither header and pass.
  */
-export function browserRefusal(headers: Headers): string | undefined {
+export function browserRefusal(headers: Headers, tokenHint = HTTP_TOKEN_HINT): string | undefined {
   const host = headers.get('host');
-  const fix = 'set a token (--token or SVC_HTTP_TOKEN) to serve it';
-  const misaddressed = hostRefusal(headers);
+  const fix = `set a token (${tokenHint}) to serve it`;
+  const misaddressed = hostRefusal(headers, tokenHint);
   if (misaddressed !== undefined) return misaddressed;
   const origin = headers.get('origin');
   if (origin !== null && !sameOrigin(origin, host)) {
@@ -91,12 +96,12 @@ export function browserRefusal(headers: Headers): string | undefined {
  * Why a request to a server with no token is refused for its `Host`, or undefined: a name that
  * is not loopback is a page that rebound its own DNS name to 127.0.0.1 (DNS rebinding).
  */
-export function hostRefusal(headers: Headers): string | undefined {
+export function hostRefusal(headers: Headers, tokenHint = HTTP_TOKEN_HINT): string | undefined {
   const host = headers.get('host');
   // `*.localhost` too: browsers resolve those names to loopback themselves, never through DNS.
   const name = host ? hostName(host) : undefined;
-  if (name === undefined || isLoopbackHostname(name)) return undefined;
-  return `Host ${JSON.stringify(host)} is not a loopback name: with no token (--auth none) svc answers only requests addressed to localhost, 127.0.0.1 or [::1], a guard against DNS rebinding; set a token (--token or SVC_HTTP_TOKEN) to serve it`;
+  if (name === undefined || isLoopbackHostname(name, { subdomains: true })) return undefined;
+  return `Host ${JSON.stringify(host)} is not a loopback name: with no token (--auth none) svc answers only requests addressed to localhost, 127.0.0.1 or [::1], a guard against DNS rebinding; set a token (${tokenHint}) to serve it`;
 }
 
 /**
@@ -108,9 +113,10 @@ export function hostRefusal(headers: Headers): string | undefined {
 export function openRouteRefusal(
   token: () => string | undefined,
   styleFor?: (path: string) => ErrorStyle,
+  tokenHint?: string,
 ): (c: Context) => Response | undefined {
   return (c) => {
-    const refusal = token() ? undefined : hostRefusal(c.req.raw.headers);
+    const refusal = token() ? undefined : hostRefusal(c.req.raw.headers, tokenHint);
     return refusal === undefined
       ? undefined
       : refusedFromBrowser(c, refusal, styleFor?.(c.req.path) ?? 'canonical');

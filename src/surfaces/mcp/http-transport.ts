@@ -38,9 +38,10 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttpHand
   let allowedHosts: string[] = [];
   const hono = new Hono();
   // No bearer on /healthz, but with no token only a loopback Host, as the HTTP service (auth.ts).
-  const refuseHost = openRouteRefusal(() => options.token);
+  const tokenHint = '--token or SVC_MCP_TOKEN';
+  const refuseHost = openRouteRefusal(() => options.token, undefined, tokenHint);
   hono.get('/healthz', (c) => refuseHost(c) ?? c.json({ ok: true }));
-  hono.use(bearerAuth({ token: () => options.token, allowNoAuth: () => options.allowNoAuth }));
+  hono.use(bearerAuth({ token: () => options.token, allowNoAuth: () => options.allowNoAuth, tokenHint }));
   hono.all(MCP_HTTP_PATH, async (c) => {
     const request = c.req.raw;
     const sessionId = request.headers.get('mcp-session-id');
