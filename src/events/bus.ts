@@ -64,6 +64,16 @@ export interface ReplayResult {
   events: SessionEvent[];
   /** ring: served from memory; log: the id was older than the ring, served from the database. */
   source: 'ring' | 'log';
+  /** With `page.upTo`: how many events the replay holds after the id up to `upTo`, all pages. */
+  count?: number;
+}
+
+/** One page of a replay (`EventBus.replay`): a long log is never read, nor parsed, at once. */
+export interface ReplayPage {
+  /** At most this many events. */
+  limit: number;
+  /** Count the whole replay's events up to this id too (`ReplayResult.count`), without reading them. */
+  upTo?: number;
 }
 
 export interface EventBus {
@@ -164,8 +174,11 @@ export interface EventBus {
   release?(sessionId: string): void;
   /** Listen to one session, or to every session with '*'. Returns the unsubscribe function. */
   subscribe(sessionId: string, listener: EventListener): () => void;
-  /** Events after `afterId` (exclusive). */
-  replay(sessionId: string, afterId: number): Promise<ReplayResult>;
+  /**
+   * Events after `afterId` (exclusive); with `page`, the first `page.limit` of them (the caller
+   * reads on after the last one), from the ring or the log as the id asks.
+   */
+  replay(sessionId: string, afterId: number, page?: ReplayPage): Promise<ReplayResult>;
   /** The retained ring entries that back replay (oldest first). */
   retained(sessionId: string): Promise<SessionEvent[]>;
   /** Highest event id published for the session (0 when none). */
@@ -372,14 +385,19 @@ function ringReads(deps: {
     return await rings.get(sessionId);
   };
   return {
-    async replay(sessionId, afterId) {
+    async replay(sessionId, afterId, page) {
       const ring = await ringFor(sessionId);
       const current = deps.log();
+      const upTo = page?.upTo;
       if (afterId >= ring.evictedUpTo || !current) {
-        return { events: ring.events.filter((e) => e.id > afterId), source: 'ring' };
+        const after = ring.events.filter((e) => e.id > afterId);
+        const count = upTo === undefined ? undefined : after.filter((e) => e.id <= upTo).length;
+        const events = page ? after.slice(0, page.limit) : after;
+        return { events, source: 'ring', ...(count === undefined ? {} : { count }) };
       }
-      const rows = await current.after(sessionId, afterId);
-      return { events: rows.map(eventOf), source: 'log' };
+      const rows = await current.after(sessionId, afterId, page?.limit);
+      const count = upTo === undefined ? undefined : await countAfter(current, sessionId, afterId, upTo);
+      return { events: rows.map(eventOf), source: 'log', ...(count === undefined ? {} : { count }) };
     },
     async retained(sessionId) {
       return [...(await ringFor(sessionId)).events];
@@ -389,4 +407,15 @@ function ringReads(deps: {
       return ring.events.length ? ring.events[ring.events.length - 1].id : ring.evictedUpTo;
     },
   };
+}
+
+/** The log's events of a session after `afterId` up to `upTo`, counted by the log when it can. */
+async function countAfter(
+  log: EventStore,
+  sessionId: string,
+  afterId: number,
+  upTo: number,
+): Promise<number> {
+  if (log.count) return await log.count(sessionId, afterId, upTo);
+  return (await log.after(sessionId, afterId)).filter((row) => row.id <= upTo).length;
 }

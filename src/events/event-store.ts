@@ -65,8 +65,17 @@ export interface EventStore {
   ): { ctes: string; rows: string; values: unknown[] };
   /** Highest id logged for the session (0 when none). */
   maxId(sessionId: string): Promise<number>;
-  /** The session's events after `afterId` (exclusive), in id order. */
-  after(sessionId: string, afterId: number): Promise<StoredEventRow[]>;
+  /**
+   * The session's events after `afterId` (exclusive), in id order; with `limit`, the first `limit`
+   * of them (a long replay reads the log a page at a time).
+   */
+  after(sessionId: string, afterId: number, limit?: number): Promise<StoredEventRow[]>;
+  /**
+   * How many events the session logged after `afterId` up to `upTo` (both ids; exclusive, then
+   * inclusive): a replay's size, counted without reading its rows. Optional: without it the bus
+   * counts the rows `after` reads.
+   */
+  count?(sessionId: string, afterId: number, upTo: number): Promise<number>;
 }
 
 /** The same operations answered at once: a store on an embedded database (SQLite). */
@@ -75,7 +84,8 @@ export interface ImmediateEventStore {
   maxId(sessionId: string): number;
   /** Highest id logged for the session below `beforeId` (0 when none). */
   maxIdBefore(sessionId: string, beforeId: number): number;
-  after(sessionId: string, afterId: number): StoredEventRow[];
+  after(sessionId: string, afterId: number, limit?: number): StoredEventRow[];
+  count(sessionId: string, afterId: number, upTo: number): number;
 }
 
 /**
@@ -99,6 +109,12 @@ export function createEventStore(db: Db): SqliteEventStore {
   const after = db.prepare(
     'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = ? AND id > ? ORDER BY id',
   );
+  const page = db.prepare(
+    'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?',
+  );
+  const count = db.prepare(
+    'SELECT count(*) AS n FROM session_events WHERE session_id = ? AND id > ? AND id <= ?',
+  );
   const now: ImmediateEventStore = {
     insert: (sessionId, type, payload, createdAt) => insert.insert([sessionId, type, payload, createdAt]),
     maxId: (sessionId) => {
@@ -109,15 +125,22 @@ export function createEventStore(db: Db): SqliteEventStore {
       insert.flush();
       return (maxIdBefore.get(sessionId, beforeId) as { id: number } | undefined)?.id ?? 0;
     },
-    after: (sessionId, afterId) => {
+    after: (sessionId, afterId, limit) => {
       insert.flush();
-      return after.all(sessionId, afterId) as StoredEventRow[];
+      return (
+        limit === undefined ? after.all(sessionId, afterId) : page.all(sessionId, afterId, limit)
+      ) as StoredEventRow[];
+    },
+    count: (sessionId, afterId, upTo) => {
+      insert.flush();
+      return (count.get(sessionId, afterId, upTo) as { n: number }).n;
     },
   };
   return {
     now,
     insert: async (sessionId, type, payload, createdAt) => now.insert(sessionId, type, payload, createdAt),
     maxId: async (sessionId) => now.maxId(sessionId),
-    after: async (sessionId, afterId) => now.after(sessionId, afterId),
+    after: async (sessionId, afterId, limit) => now.after(sessionId, afterId, limit),
+    count: async (sessionId, afterId, upTo) => now.count(sessionId, afterId, upTo),
   };
 }

@@ -72,11 +72,23 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
           [sessionId],
         )
       )?.id ?? 0,
-    after: (sessionId, afterId) =>
-      sql.query<StoredEventRow & Record<string, unknown>>(
-        'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = $1 AND id > $2 ORDER BY id',
-        [sessionId, afterId],
-      ),
+    after: (sessionId, afterId, limit) =>
+      limit === undefined
+        ? sql.query<StoredEventRow & Record<string, unknown>>(
+            'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = $1 AND id > $2 ORDER BY id',
+            [sessionId, afterId],
+          )
+        : sql.query<StoredEventRow & Record<string, unknown>>(
+            'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+            [sessionId, afterId, limit],
+          ),
+    count: async (sessionId, afterId, upTo) =>
+      (
+        await sql.one<{ n: number }>(
+          'SELECT count(*) AS n FROM session_events WHERE session_id = $1 AND id > $2 AND id <= $3',
+          [sessionId, afterId, upTo],
+        )
+      )?.n ?? 0,
   };
 }
 

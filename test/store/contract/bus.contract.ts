@@ -3,7 +3,8 @@
  * ./bus.contract.test.ts. Pins: events published in a burst are stored in publish order (ids
  * increase per session and overall) and reach subscribers once stored, with their ids, in order;
  * `publishStored` resolves the stored event; `replay` after an id is exact; a second bus on the
- * same log (another process or node) replays those events from the log after a Last-Event-ID.
+ * same log (another process or node) replays those events from the log after a Last-Event-ID;
+ * a replay read in pages (`replay` with a page) gives the same events, and counts them all.
  */
 import { expect, it } from 'vitest';
 import { createEventBus, type SessionEvent } from '../../../src/events/bus';
@@ -54,6 +55,30 @@ export function busContract(open: OpenLog): void {
       expect(replay.events).toEqual(sent.slice(2));
       const next = await b.publishStored('s', 'tick', { n: 5 });
       expect(next.id).toBeGreaterThan(sent[3].id);
+    }),
+  );
+
+  it(
+    'STORE-PG-bus: a replay read in pages gives the events in order, each once, and counts the whole replay',
+    withLog(async (store) => {
+      const a = createEventBus({ store, clock: testClock(), ringSize: 100 });
+      const sent: SessionEvent[] = [];
+      for (let n = 1; n <= 7; n++) sent.push(await a.publishStored('s', 'tick', { n }));
+      await a.publishStored('other', 'tick', { n: 0 });
+      // Another bus (another node): the ids are older than its ring, so from the log.
+      const b = createEventBus({ store, clock: testClock(), ringSize: 2 });
+      const upTo = sent[6].id;
+      const first = await b.replay('s', 0, { limit: 3, upTo });
+      expect(first).toMatchObject({ source: 'log', count: 7 });
+      const read = [...first.events];
+      while (read.length < 7) {
+        const page = await b.replay('s', read[read.length - 1].id, { limit: 3 });
+        expect(page.events.length).toBeGreaterThan(0);
+        expect(page.events.length).toBeLessThanOrEqual(3);
+        read.push(...page.events);
+      }
+      expect(read).toEqual(sent);
+      expect((await b.replay('s', sent[4].id, { limit: 3, upTo })).count).toBe(2);
     }),
   );
 }

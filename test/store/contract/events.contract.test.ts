@@ -19,7 +19,8 @@ describe('EventStore contract on SQLite', () => {
         insert: async (sessionId, type, payload, createdAt) =>
           store.insert(sessionId, type, payload, createdAt),
         maxId: async (sessionId) => store.maxId(sessionId),
-        after: async (sessionId, afterId) => store.after(sessionId, afterId),
+        after: async (sessionId, afterId, limit) => store.now.after(sessionId, afterId, limit),
+        count: async (sessionId, afterId, upTo) => store.now.count(sessionId, afterId, upTo),
       },
       close: async () => {
         db.close();

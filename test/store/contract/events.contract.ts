@@ -2,7 +2,8 @@
  * The EventStore contract (issue 18): what every backend's session event log answers, run on
  * SQLite and on PostgreSQL by ./events.contract.test.ts. Pins: ids increase across sessions and
  * within one; maxId is 0 for an unknown session, else the highest; `after` is exclusive, in id
- * order, one session only, with the stored row (type, payload text, created_at).
+ * order, one session only, with the stored row (type, payload text, created_at); `after` with a
+ * limit answers the first rows only (a replay's page) and `count` counts a range without reading it.
  */
 import { expect, it } from 'vitest';
 import type { EventStore } from '../../../src/events/event-store';
@@ -50,6 +51,30 @@ export function eventStoreContract(open: OpenEventStore): void {
       expect((await store.after('s1', ids[2] ?? 0)).map((r) => r.type)).toEqual(['t3', 't4']);
       expect(await store.after('s1', ids[4] ?? 0)).toEqual([]);
       expect(await store.after('nope', 0)).toEqual([]);
+    }),
+  );
+
+  it(
+    'STORE-PG-52 after(id, limit) answers the first rows only; count(after, upTo) counts one session in the range',
+    withStore(async (store) => {
+      const ids: number[] = [];
+      for (let n = 0; n < 7; n++) {
+        ids.push(await store.insert('s1', `t${n}`, JSON.stringify({ n }), 100 + n));
+        await store.insert('s2', 'other', '{}', 200 + n);
+      }
+      const pages: number[][] = [];
+      for (let after = 0; ; ) {
+        const page = await store.after('s1', after, 3);
+        pages.push(page.map((r) => r.id));
+        if (page.length < 3) break;
+        after = page[page.length - 1].id;
+      }
+      expect(pages).toEqual([ids.slice(0, 3), ids.slice(3, 6), ids.slice(6)]);
+      expect((await store.after('s1', ids[5] ?? 0, 3)).map((r) => r.type)).toEqual(['t6']);
+      expect(await store.count?.('s1', 0, ids[6] ?? 0)).toBe(7);
+      expect(await store.count?.('s1', ids[1] ?? 0, ids[4] ?? 0)).toBe(3);
+      expect(await store.count?.('s1', ids[6] ?? 0, ids[6] ?? 0)).toBe(0);
+      expect(await store.count?.('nope', 0, ids[6] ?? 0)).toBe(0);
     }),
   );
 }
