@@ -30,6 +30,22 @@ export const servicesSchema = lazy(() =>
           .max(3600)
           .default(15)
           .describe('Seconds between SSE heartbeat comments on idle event streams.'),
+        sse_max_buffered_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(128 * 1024 * 1024)
+          .describe(
+            'Bytes all session event streams may hold for clients that have not read them; past it the slowest stream is dropped (it reconnects with Last-Event-ID).',
+          ),
+        sse_max_streams_per_session: z
+          .number()
+          .int()
+          .positive()
+          .default(16)
+          .describe(
+            'Session event streams one session may have open; a new one past it drops the slowest (it reconnects with Last-Event-ID).',
+          ),
       })
       .prefault({}),
     autopilot: z

@@ -34,6 +34,7 @@ import type { NodeRoute } from './node-front';
 import { buildOpenApiDocument, createOpenApiRoutes, type OpenApiRoutes } from './openapi';
 import { mountSessionEvents, SESSION_EVENTS_PATH } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
+import { createSseBudget } from './sse-budget';
 import { mountWebUi } from './web-ui';
 
 export type { HttpExtension, HttpKit } from './extensions';
@@ -53,6 +54,10 @@ export interface HttpAppOptions {
   sseHeartbeatMs?: number;
   /** SSE `retry:` hint sent with `connected` (client reconnect delay); default 1000 ms. */
   sseRetryMs?: number;
+  /** Bytes all session event streams may hold for their clients; default `[services.http].sse_max_buffered_bytes`. */
+  sseMaxBufferedBytes?: number;
+  /** Session event streams one session may have open; default `[services.http].sse_max_streams_per_session`. */
+  sseMaxStreamsPerSession?: number;
   /** Open SSE streams; pass one to end them at shutdown (the server does). */
   streams?: StreamTracker;
   /** Tools whose bindings are mounted; default every defined tool (registration is checked per request). */
@@ -214,7 +219,8 @@ export function createHttpService(
 
   const heartbeatMs =
     options.sseHeartbeatMs ?? (initial?.config.services.http.sse_heartbeat_seconds ?? 15) * 1000;
-  mountSessionEvents(hono, appRef, { heartbeatMs, retryMs: options.sseRetryMs, streams });
+  const budget = sessionStreamBudget(options, initial);
+  mountSessionEvents(hono, appRef, { heartbeatMs, retryMs: options.sseRetryMs, streams, budget });
   describeBuiltinRoutes(openapi);
 
   hono.get('/v1/openapi.json', (c) => {
@@ -228,6 +234,15 @@ export function createHttpService(
   for (const extension of extensions) extension(hono, appRef, kit);
   options.extend?.(hono, appRef, kit);
   return { hono, node };
+}
+
+/** The limits over the session event streams: the options, else `[services.http]`, else its defaults. */
+function sessionStreamBudget(options: HttpAppOptions, initial: App | undefined) {
+  const http = initial?.config.services.http;
+  return createSseBudget({
+    maxBufferedBytes: options.sseMaxBufferedBytes ?? http?.sse_max_buffered_bytes ?? 128 * 1024 * 1024,
+    maxStreamsPerSession: options.sseMaxStreamsPerSession ?? http?.sse_max_streams_per_session ?? 16,
+  });
 }
 
 /**

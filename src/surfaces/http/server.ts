@@ -179,6 +179,8 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     maxBodyBytes: options.config.services.http.max_body_bytes,
     sseHeartbeatMs: options.http?.sseHeartbeatMs ?? options.config.services.http.sse_heartbeat_seconds * 1000,
     sseRetryMs: options.http?.sseRetryMs,
+    sseMaxBufferedBytes: options.config.services.http.sse_max_buffered_bytes,
+    sseMaxStreamsPerSession: options.config.services.http.sse_max_streams_per_session,
     streams,
     tools: options.http?.tools,
     extensions: options.http?.extensions,

@@ -12,20 +12,24 @@
  *
  * Bus events carry `id:` (the bus id), `event:` (the type) and `data:` (the payload JSON,
  * redacted). Events the stream makes itself (`connected`, the snapshot resync, `resync`,
- * `shutdown`) carry the stream's cursor as `id:` so they never move the client's position.
- * Heartbeats are comments (`: ping N`). The stream subscribes before anything is sent, so an event
- * published meanwhile is delivered exactly once.
+ * `shutdown`, `dropped`) carry the stream's cursor as `id:` so they never move the client's
+ * position. Heartbeats are comments (`: ping N`). The stream subscribes before anything is read,
+ * so an event published meanwhile is delivered exactly once; the replay is read in pages as the
+ * client reads (./session-replay.ts). A client over a limit (its backlog, the streams' byte budget,
+ * the session's stream cap: ./sse-budget.ts) is dropped after a `dropped` event naming it.
  * @module
  */
 import type { Context, Hono } from 'hono';
 import type { AdaptiveResync, App } from '../../app';
 import { SvcError } from '../../errors';
-import type { SessionEvent } from '../../events/bus';
+import type { ReplayResult } from '../../events/bus';
 import { VERSION } from '../../version';
 import { errorResponse } from './errors';
 import type { AppRef } from './mount-tools';
-import { openSseStream, type StreamTracker } from './sse';
-import { nodeResponseOf } from './sse-node';
+import { type SessionFeed, sessionFeed } from './session-replay';
+import { type OpenSseOptions, openSseStream, type SseStream, type StreamTracker } from './sse';
+import type { SseBudget } from './sse-budget';
+import { nodeResponseOf, openRouteSseStream } from './sse-node';
 
 export const SESSION_EVENTS_PATH = '/v1/sessions/:id/events';
 
@@ -35,6 +39,8 @@ export interface SessionEventsOptions {
   retryMs?: number;
   streams: StreamTracker;
   maxBacklogBytes?: number;
+  /** The limits over all session streams (./sse-budget.ts). */
+  budget?: SseBudget;
 }
 
 /** The `connected` event payload (spec: "not shown"; this is svc's design, documented in docs/http.md). */
@@ -105,63 +111,27 @@ async function openSessionStream(
   options: SessionEventsOptions,
 ): Promise<Response> {
   const retryMs = options.retryMs ?? 1000;
-  let cursor = 0;
-  let live = false;
-  const pending: SessionEvent[] = [];
+  const feed = sessionFeed(app, sessionId);
+  // Subscribe first: whatever is stored from here on is delivered, after the replay, exactly once.
+  const unsubscribe = app.bus.subscribe(sessionId, (event) => feed.listener(event));
+  let plan: ReplayPlan;
+  try {
+    plan = await replayPlan(app, sessionId, request.lastEventId, feed);
+  } catch (error) {
+    unsubscribe();
+    throw error;
+  }
+  const { first, afterId, latest, resyncReason } = plan;
+  const count = first.count ?? first.events.length;
 
-  const outgoing = nodeResponseOf(c);
-  const { stream, response } = openSseStream({
-    signal: c.req.raw.signal,
-    dropConnection: outgoing ? () => outgoing.destroy() : undefined,
-    heartbeatMs: options.heartbeatMs,
-    maxBacklogBytes: options.maxBacklogBytes,
-    tracker: options.streams,
-    onShutdown: (s) =>
-      s.send({
-        event: 'shutdown',
-        id: cursor,
-        data: JSON.stringify({ type: 'shutdown', session_id: sessionId, reason: 'server shutting down' }),
-      }),
-  });
-
-  const deliver = (event: SessionEvent) => {
-    if (event.id <= cursor || stream.closed) return;
-    cursor = event.id;
-    stream.send({ event: event.type, id: event.id, data: JSON.stringify(app.redactor.value(event.payload)) });
-    // The session is gone: nothing more will come; a reconnect gets 404 and stops.
-    if (event.type === 'session.deleted') stream.close();
-  };
-
-  // Subscribe first: whatever is published from here on is delivered, after the replay.
-  const unsubscribe = app.bus.subscribe(sessionId, (event) => {
-    if (live) deliver(event);
-    else pending.push(event);
-  });
+  const { stream, response } = openEventStream(c, sessionId, feed, options);
+  feed.start(stream, afterId);
   stream.onClose(unsubscribe);
   // An open stream is an attached client (like the local TUI): the session's permission requests
   // wait for an answer (POST /v1/sessions/{id}/permissions/{request_id}) instead of failing as
   // unattended. A monitor that never answers opts out with attach=0.
   if (request.attach) stream.onClose(app.agent.attach(sessionId, 'http (SSE)'));
-
-  // Events stored while these are read arrive in `pending`; `deliver` drops the ids already sent.
-  const latest = await app.bus.lastId(sessionId);
-  let replay: { events: SessionEvent[]; source: 'ring' | 'log' };
-  let afterId: number;
-  let resyncReason: 'last_event_id_evicted' | 'last_event_id_unknown' | undefined;
-  if (request.lastEventId === undefined) {
-    replay = { events: await app.bus.retained(sessionId), source: 'ring' };
-    afterId = replay.events.length ? replay.events[0].id - 1 : latest;
-  } else if (request.lastEventId > latest) {
-    // An id this server never gave for the session (another data dir, a reset): start over from the ring.
-    resyncReason = 'last_event_id_unknown';
-    replay = { events: await app.bus.retained(sessionId), source: 'ring' };
-    afterId = replay.events.length ? replay.events[0].id - 1 : latest;
-  } else {
-    replay = await app.bus.replay(sessionId, request.lastEventId);
-    afterId = request.lastEventId;
-    if (replay.source === 'log') resyncReason = 'last_event_id_evicted';
-  }
-  cursor = afterId;
+  options.budget?.admit(stream, sessionId);
 
   const connected: ConnectedPayload = {
     type: 'connected',
@@ -170,50 +140,136 @@ async function openSessionStream(
     version: VERSION,
     last_event_id: latest,
     replay: {
-      source: replay.source,
+      source: first.source,
       after_id: afterId,
-      count: replay.events.length,
+      count,
       ...(request.lastEventId !== undefined ? { last_event_id_received: request.lastEventId } : {}),
     },
     include_snapshot: request.includeSnapshot,
     heartbeat_ms: options.heartbeatMs,
     retry_ms: retryMs,
   };
-  stream.send({ event: 'connected', id: cursor, retry: retryMs, data: JSON.stringify(connected) });
+  stream.send({ event: 'connected', id: afterId, retry: retryMs, data: JSON.stringify(connected) });
 
   if (request.includeSnapshot) {
     const resync = await adaptiveResync(app, sessionId);
     stream.send({
       event: resync.event,
-      id: cursor,
+      id: afterId,
       data: JSON.stringify(app.redactor.value(resync.payload)),
     });
   }
   if (resyncReason) {
     stream.send({
       event: 'resync',
-      id: cursor,
+      id: afterId,
       data: JSON.stringify({
         type: 'resync',
         session_id: sessionId,
         reason: resyncReason,
-        source: replay.source,
+        source: first.source,
         after_id: afterId,
-        count: replay.events.length,
+        count,
       }),
     });
   }
-  for (const event of replay.events) deliver(event);
-  live = true;
-  for (const event of pending.splice(0)) deliver(event);
+  // The replay goes on after the answer: page by page, as the client reads (./session-replay.ts).
+  void feed.run(first.events).catch((error: unknown) => {
+    app.log.warn('sse replay failed; the stream is closed (the client reconnects with Last-Event-ID)', {
+      session_id: sessionId,
+      error,
+    });
+    stream.close();
+  });
   app.log.debug('sse stream opened', {
     session_id: sessionId,
-    replay_source: replay.source,
-    replayed: replay.events.length,
+    replay_source: first.source,
+    replayed: count,
     streams: options.streams.size,
   });
-  stream.onClose(() => app.log.debug('sse stream closed', { session_id: sessionId, cursor }));
+  stream.onClose(() => app.log.debug('sse stream closed', { session_id: sessionId, cursor: feed.cursor }));
   return response;
+}
+
+interface ReplayPlan {
+  /** The replay's first page (`count`: the whole replay's events up to `latest`). */
+  first: ReplayResult;
+  afterId: number;
+  latest: number;
+  resyncReason?: 'last_event_id_evicted' | 'last_event_id_unknown';
+}
+
+/**
+ * Where the replay starts: without `Last-Event-ID`, where the retained ring starts; with an id this
+ * server never gave for the session (another data dir, a reset), the same, after a `resync`; else
+ * after that id (from the log, after a `resync`, when it is older than the ring).
+ */
+async function replayPlan(
+  app: App,
+  sessionId: string,
+  lastEventId: number | undefined,
+  feed: SessionFeed,
+): Promise<ReplayPlan> {
+  // Events stored while these are read arrive at the feed's listener; it drops the ids already sent.
+  const latest = await app.bus.lastId(sessionId);
+  if (lastEventId === undefined || lastEventId > latest) {
+    const retained = await app.bus.retained(sessionId);
+    const afterId = retained.length ? retained[0].id - 1 : latest;
+    const first = await feed.read(afterId, latest);
+    return {
+      first,
+      afterId,
+      latest,
+      ...(lastEventId === undefined ? {} : { resyncReason: 'last_event_id_unknown' }),
+    };
+  }
+  const first = await feed.read(lastEventId, latest);
+  return {
+    first,
+    afterId: lastEventId,
+    latest,
+    ...(first.source === 'log' ? { resyncReason: 'last_event_id_evicted' } : {}),
+  };
+}
+
+/**
+ * The stream of one connection: written straight to the Node response when there is one (the
+ * backlog is the socket's real buffer), a web stream otherwise and for a HEAD (its body is
+ * cancelled, so nothing stays open). A dropped client reads why in a last `dropped` event.
+ */
+function openEventStream(
+  c: Context,
+  sessionId: string,
+  feed: SessionFeed,
+  options: SessionEventsOptions,
+): { stream: SseStream; response: Response } {
+  const outgoing = nodeResponseOf(c);
+  const sseOptions: OpenSseOptions = {
+    signal: c.req.raw.signal,
+    dropConnection: outgoing ? () => outgoing.destroy() : undefined,
+    heartbeatMs: options.heartbeatMs,
+    maxBacklogBytes: options.maxBacklogBytes,
+    tracker: options.streams,
+    headWithFirst: true,
+    budget: options.budget?.watch,
+    dropNotice: (reason, detail) => ({
+      event: 'dropped',
+      id: feed.cursor,
+      data: JSON.stringify({
+        type: 'dropped',
+        session_id: sessionId,
+        reason,
+        message: `${detail}; reconnect with Last-Event-ID to resume`,
+      }),
+    }),
+    onShutdown: (s) =>
+      s.send({
+        event: 'shutdown',
+        id: feed.cursor,
+        data: JSON.stringify({ type: 'shutdown', session_id: sessionId, reason: 'server shutting down' }),
+      }),
+  };
+  return c.req.method === 'HEAD' ? openSseStream(sseOptions) : openRouteSseStream(c, sseOptions);
 }
 
 /**

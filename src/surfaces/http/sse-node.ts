@@ -12,7 +12,14 @@
  */
 import { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
-import { createSseStream, type OpenSseOptions, openSseStream, SSE_HEADERS, type SseStream } from './sse';
+import {
+  createSseStream,
+  DROP_GRACE_MS,
+  type OpenSseOptions,
+  openSseStream,
+  SSE_HEADERS,
+  type SseStream,
+} from './sse';
 
 /** node-server's marker for a response the route wrote itself (its `X_ALREADY_SENT`). */
 const ALREADY_SENT = 'x-hono-already-sent';
@@ -70,7 +77,19 @@ export function openNodeSseStream(
         return true;
       },
       backlog: () => outgoing.writableLength + batch.length,
-      end(error) {
+      drained: () => drainedOf(outgoing),
+      end(error, notice) {
+        if (error && notice !== undefined && !outgoing.destroyed && !outgoing.writableEnded) {
+          // The client reads why it was dropped after what it has not read; one that takes none of
+          // it soon is cut off, so its buffer does not outlive the drop by long.
+          batch.end(notice);
+          const cut = setTimeout(() => outgoing.destroy(), DROP_GRACE_MS);
+          cut.unref?.();
+          const done = () => clearTimeout(cut);
+          outgoing.once('finish', done);
+          outgoing.once('close', done);
+          return;
+        }
         if (error) {
           batch.drop();
           outgoing.destroy(error);
@@ -151,12 +170,29 @@ class TurnBatch {
   }
 
   /** End the response with the waiting text: the last events and the end of the body in one write. */
-  end(): void {
-    const text = this.text;
+  end(last = ''): void {
+    const text = this.text + last;
     this.text = '';
     if (text) this.outgoing.end(text);
     else this.outgoing.end();
   }
+}
+
+/** Resolves once the response's buffered text has gone to the socket (its 'drain'), or it closed. */
+function drainedOf(outgoing: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    if (outgoing.destroyed || outgoing.writableEnded || !outgoing.writableNeedDrain) {
+      resolve();
+      return;
+    }
+    const done = () => {
+      outgoing.off('drain', done);
+      outgoing.off('close', done);
+      resolve();
+    };
+    outgoing.on('drain', done);
+    outgoing.on('close', done);
+  });
 }
 
 let sent: Response | undefined;

@@ -35,6 +35,27 @@ export interface SseStream {
   close(last?: SseMessage): void;
   /** Run on close, whatever closed it (listeners unsubscribed, timers cleared). */
   onClose(fn: () => void): void;
+  /**
+   * Drop the client (too slow, over a limit): with `dropNotice`, the notice is its last event,
+   * after what it has not read yet; otherwise its connection is cut. `detail` names the limit.
+   */
+  drop(reason: SseDropReason, detail: string): void;
+  /**
+   * Resolves once what was sent has been taken by the socket (the backlog is empty, or nearly),
+   * or the stream has closed: a writer that sends much (a long replay) waits here between pieces.
+   */
+  drained(): Promise<void>;
+}
+
+/** Why a stream was dropped: its own backlog, the server's budget, the session's stream cap. */
+export type SseDropReason = 'backlog_limit' | 'buffer_budget' | 'stream_limit';
+
+/**
+ * The streams' buffered bytes, watched together (./sse-budget.ts): told after a stream's write,
+ * it may drop the slowest stream.
+ */
+export interface SseBudgetWatch {
+  wrote(stream: SseStream): void;
 }
 
 /** The open streams of one HTTP app, so shutdown can end them. */
@@ -71,6 +92,14 @@ export interface OpenSseOptions {
    * line appended to the event stream.
    */
   dropConnection?: () => void;
+  /**
+   * The last event of a dropped client (`SseStream.drop`, the backlog limit): it reads why it was
+   * dropped, then the stream ends; a client that takes none of it within a few seconds is cut off.
+   * Without it the connection is cut at once.
+   */
+  dropNotice?: (reason: SseDropReason, detail: string) => SseMessage;
+  /** Watched with other streams' backlogs (./sse-budget.ts). */
+  budget?: SseBudgetWatch;
 }
 
 export const SSE_HEADERS: Record<string, string> = {
@@ -82,6 +111,9 @@ export const SSE_HEADERS: Record<string, string> = {
 };
 
 const DEFAULT_MAX_BACKLOG = 8 * 1024 * 1024;
+
+/** How long a dropped client has to take its last event (`dropNotice`) before its connection is cut. */
+export const DROP_GRACE_MS = 5000;
 
 export function createStreamTracker(): StreamTracker {
   const open = new Map<SseStream, ((stream: SseStream) => void) | undefined>();
@@ -134,13 +166,24 @@ export function openSseStream(
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let teardown = () => {};
+  /** `drained` waiters: the reader asked for more (the queue is empty) or went away. */
+  let waiting: (() => void)[] = [];
+  const wake = () => {
+    const now = waiting;
+    waiting = [];
+    for (const fn of now) fn();
+  };
   const body = new ReadableStream<Uint8Array>(
     {
       start(c) {
         controller = c;
       },
+      pull() {
+        wake();
+      },
       cancel() {
         // The client went away (node-server cancels the body when the socket closes).
+        wake();
         teardown();
       },
     },
@@ -157,7 +200,19 @@ export function openSseStream(
         }
       },
       backlog: () => Math.max(0, -(controller.desiredSize ?? 0)),
-      end(error) {
+      drained: () =>
+        (controller.desiredSize ?? 0) >= 0 ? Promise.resolve() : new Promise<void>((r) => waiting.push(r)),
+      end(error, notice) {
+        wake();
+        if (error && notice !== undefined) {
+          try {
+            controller.enqueue(encoder.encode(notice));
+            controller.close();
+          } catch {
+            // already closed by the client
+          }
+          return;
+        }
         if (error && options.dropConnection) {
           // node-server sees the response close and cancels the body: the queue is let go.
           options.dropConnection();
@@ -186,10 +241,15 @@ export interface SseTransport {
   write(text: string): boolean;
   /** Bytes written and not yet taken by the client. */
   backlog(): number;
-  /** End the transport: cleanly, or with `error` when the client is dropped as too slow. */
-  end(error?: Error): void;
+  /**
+   * End the transport: cleanly, or with `error` when the client is dropped; with `notice` too, that
+   * text goes last and the end is clean, the connection cut if the client does not take it soon.
+   */
+  end(error?: Error, notice?: string): void;
   /** Hand the written text to the socket now (see `SseStream.flush`). */
   flush?(): void;
+  /** Resolves once the written text has been taken (or the client is gone). */
+  drained(): Promise<void>;
 }
 
 /**
@@ -202,6 +262,8 @@ export function createSseStream(
 ): { stream: SseStream; teardown: () => void } {
   const maxBacklog = options.maxBacklogBytes ?? DEFAULT_MAX_BACKLOG;
   const closers: (() => void)[] = [];
+  /** `drained` calls waiting: they resolve at the teardown too. */
+  const draining = new Set<() => void>();
   let closed = false;
   /** Undoes the abort listener and the heartbeat (`superviseSseStream`). */
   let unsupervise: (() => void) | undefined;
@@ -210,6 +272,7 @@ export function createSseStream(
     if (closed) return;
     closed = true;
     unsupervise?.();
+    for (const done of [...draining]) done();
     runClosers(closers);
   };
 
@@ -221,11 +284,22 @@ export function createSseStream(
     }
     if (transport.backlog() > maxBacklog) {
       // Too slow: drop it rather than buffer without bound; it reconnects with Last-Event-ID.
-      transport.end(new Error('SSE client too slow: backlog limit reached'));
-      teardown();
+      drop('backlog_limit', `more than ${maxBacklog} bytes waiting for this client (the per-stream limit)`);
       return false;
     }
-    return true;
+    options.budget?.wrote(stream);
+    return !closed;
+  };
+
+  const drop = (reason: SseDropReason, detail: string) => {
+    if (closed) return;
+    const notice = options.dropNotice?.(reason, detail);
+    const error =
+      reason === 'backlog_limit'
+        ? 'SSE client too slow: backlog limit reached'
+        : `SSE client dropped: ${detail}`;
+    transport.end(new Error(error), notice && formatSse(notice));
+    teardown();
   };
 
   const stream: SseStream = {
@@ -252,6 +326,19 @@ export function createSseStream(
     onClose(fn) {
       if (closed) fn();
       else closers.push(fn);
+    },
+    drop,
+    drained: () => {
+      if (closed) return Promise.resolve();
+      transport.flush?.();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          draining.delete(done);
+          resolve();
+        };
+        draining.add(done);
+        void transport.drained().then(done);
+      });
     },
   };
 
