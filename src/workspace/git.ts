@@ -9,8 +9,8 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, rmSync, writeF
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { SvcError } from '../errors';
+import { watchFifoWait } from './fifo-wait';
 import { guardEnv, guardedArgs, UnguardableGitConfig } from './git-guard';
-import { watchFifoWait } from './git-stall';
 
 export interface GitResult {
   stdout: string;
@@ -29,7 +29,7 @@ export interface GitRunner {
 export interface GitRunnerOptions {
   /** The longest one call may take (GIT_TIMEOUT_MS unless given: a readout takes less). */
   timeoutMs?: number;
-  /** How often a running git is looked at for a wait on a FIFO (git-stall.ts); 0: never. */
+  /** How often a running git is looked at for a wait on a FIFO (fifo-wait.ts); 0: never. */
   fifoCheckMs?: number;
 }
 

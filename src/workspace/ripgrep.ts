@@ -3,13 +3,17 @@
  * downloaded), with `rg` on PATH as the fallback. Output is collected up to a byte cap, after which
  * ripgrep is stopped, so a query matching a whole tree costs no more than the cap; and for a time
  * at most, so a pattern that is slow on what it searches (`x{1000}{1000}` over a 10 MB line) ends
- * with what it found so far instead of never.
+ * with what it found so far instead of never. ripgrep runs outside the sandbox, and a command the
+ * agent ran can leave a FIFO where it opens a file (a subdirectory's `.gitignore`): one waiting to
+ * open a FIFO is seen and stopped within a second (./fifo-wait.ts). Every ripgrep still running
+ * is killed when its caller's signal aborts and when svc's process exits: none outlives svc.
  * @module
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { SvcError } from '../errors';
 import { throwIfCancelled } from './context';
+import { watchFifoWait } from './fifo-wait';
 
 let cachedPath: string | undefined;
 
@@ -29,48 +33,84 @@ export interface RgResult {
   stderr: string;
   /** ripgrep's exit code: 0 matches, 1 none, 2 error (possibly with partial output). */
   code: number | null;
-  /** Output went past `maxBytes`, or the time ran out, and ripgrep was stopped. */
+  /** Output went past `maxBytes`, the time ran out, or a FIFO stopped it, and ripgrep was stopped. */
   truncated: boolean;
   /** The time ran out (`timeLimitMs`) and ripgrep was stopped: the output is what it found until then. */
   timedOut: boolean;
+  /**
+   * ripgrep was waiting to open a FIFO (an ignore file, most likely) and was stopped: the output is
+   * what it found until then, without the directory it was reading.
+   */
+  fifo: boolean;
 }
 
-export async function runRg(
-  args: string[],
-  options: {
-    cwd: string;
-    signal?: AbortSignal;
-    maxBytes?: number;
-    timeLimitMs?: number;
-    /** The byte that ends a record (a NUL for `--files --null`): output cut short keeps whole ones. */
-    recordEnd?: number;
-  },
-): Promise<RgResult> {
+export interface RgOptions {
+  cwd: string;
+  signal?: AbortSignal;
+  maxBytes?: number;
+  /** The longest ripgrep runs: every call has one (a FIFO where /proc shows nothing ends here too). */
+  timeLimitMs: number;
+  /** The byte that ends a record (a NUL for `--files --null`): output cut short keeps whole ones. */
+  recordEnd?: number;
+  /** How often the running ripgrep is looked at for a wait on a FIFO (./fifo-wait.ts); 0: never. */
+  fifoCheckMs?: number;
+}
+
+/** Every ripgrep running now: killed when svc's process exits, so none is left behind. */
+const live = new Set<ChildProcess>();
+const killLive = () => {
+  for (const child of live) child.kill('SIGKILL');
+};
+
+function track(child: ChildProcess): () => void {
+  if (live.size === 0) process.on('exit', killLive);
+  live.add(child);
+  return () => {
+    live.delete(child);
+    if (live.size === 0) process.off('exit', killLive);
+  };
+}
+
+/** The pids of the ripgreps running now (for tests and diagnostics). */
+export function runningRg(): number[] {
+  return [...live].flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
+}
+
+export async function runRg(args: string[], options: RgOptions): Promise<RgResult> {
   throwIfCancelled(options.signal, 'the search');
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
   const recordEnd = options.recordEnd ?? 10;
   return new Promise<RgResult>((resolvePromise, reject) => {
-    // Piped, ripgrep holds its output in a block buffer that a kill loses: with a time limit each
+    // Piped, ripgrep holds its output in a block buffer that a kill loses: line-buffered, each
     // line is written as found, so a stopped search still has what it found.
-    const child = startRg(
-      options.timeLimitMs === undefined ? args : ['--line-buffered', ...args],
-      options.cwd,
-    );
+    const child = startRg(['--line-buffered', ...args], options.cwd);
+    const untrack = track(child);
     const chunks: Buffer[] = [];
     let bytes = 0;
     let truncated = false;
     let timedOut = false;
+    let fifo = false;
     let stderr = '';
-    const onAbort = () => child.kill('SIGKILL');
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    const timer =
-      options.timeLimitMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            timedOut = true;
-            child.kill('SIGKILL');
-          }, options.timeLimitMs);
-    child.stdout.on('data', (chunk: Buffer) => {
+    const kill = () => child.kill('SIGKILL');
+    options.signal?.addEventListener('abort', kill, { once: true });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, options.timeLimitMs);
+    // A ripgrep waiting to open a FIFO never ends by itself: stopped now, not at the time limit.
+    const onFifo = () => {
+      fifo = true;
+      kill();
+    };
+    const fifoCheckMs = options.fifoCheckMs ?? 500;
+    const stopWatching = fifoCheckMs ? watchFifoWait(child.pid, onFifo, fifoCheckMs) : () => {};
+    const done = () => {
+      clearTimeout(timer);
+      stopWatching();
+      untrack();
+      options.signal?.removeEventListener('abort', kill);
+    };
+    child.stdout?.on('data', (chunk: Buffer) => {
       if (truncated) return;
       if (bytes + chunk.length > maxBytes) {
         // Keep whole records only: cut at the last record end that fits.
@@ -78,18 +118,17 @@ export async function runRg(
         const cut = room.lastIndexOf(recordEnd);
         if (cut >= 0) chunks.push(room.subarray(0, cut + 1));
         truncated = true;
-        child.kill('SIGKILL');
+        kill();
         return;
       }
       chunks.push(chunk);
       bytes += chunk.length;
     });
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
       if (stderr.length < 8192) stderr += chunk.toString();
     });
     child.on('error', (error) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      done();
       reject(
         new SvcError(
           'unavailable',
@@ -101,21 +140,22 @@ export async function runRg(
       );
     });
     child.on('close', (code) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      done();
       if (options.signal?.aborted) {
         reject(new SvcError('cancelled', 'the search was cancelled'));
         return;
       }
       let stdout = Buffer.concat(chunks);
+      const stopped = timedOut || fifo;
       // Killed mid-write: keep whole records only, as at the byte cap.
-      if (timedOut && !truncated) stdout = stdout.subarray(0, stdout.lastIndexOf(recordEnd) + 1);
+      if (stopped && !truncated) stdout = stdout.subarray(0, stdout.lastIndexOf(recordEnd) + 1);
       resolvePromise({
         stdout: stdout.toString('utf8'),
         stderr,
-        code: truncated || timedOut ? 0 : code,
-        truncated: truncated || timedOut,
-        timedOut,
+        code: truncated || stopped ? 0 : code,
+        truncated: truncated || stopped,
+        timedOut: timedOut && !fifo,
+        fifo,
       });
     });
   });

@@ -9,6 +9,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError } from '../errors';
 import type { OpContext } from './context';
+import { findFifos } from './fifo-wait';
 import type { ResolvedPath } from './paths';
 import { runRg } from './ripgrep';
 import { type SearchDeps, searchHiding } from './search-visible';
@@ -95,9 +96,35 @@ export interface SearchOps {
   ): Promise<{ files: string[]; truncated: boolean; isFile: boolean }>;
 }
 
-export function createSearchOps(deps: SearchDeps & { timeLimitMs?: number }): SearchOps {
+export interface SearchOpsDeps extends SearchDeps {
+  timeLimitMs?: number;
+  /** Aborted when the workspace closes: every ripgrep still running is stopped. */
+  closed?: AbortSignal;
+  /** How often a running ripgrep is looked at for a wait on a FIFO (./fifo-wait.ts); 0: never. */
+  fifoCheckMs?: number;
+}
+
+export function createSearchOps(deps: SearchOpsDeps): SearchOps {
   const hiding = () => searchHiding(deps);
   const timeLimitMs = deps.timeLimitMs ?? SEARCH_LIMITS.timeLimitMs;
+  const rgOptions = (ctx: OpContext) => ({
+    cwd: deps.paths.root,
+    signal: anySignal(ctx.signal, deps.closed),
+    timeLimitMs,
+    fifoCheckMs: deps.fifoCheckMs,
+  });
+  /**
+   * The FIFOs in the workspace (or the outside directory searched) for a message naming them: the
+   * ones where ripgrep reads an ignore file when there are such, else all of them.
+   */
+  const fifosNear = async (target: ResolvedPath, visible: (path: string) => boolean) => {
+    const found = target.inside
+      ? await findFifos(deps.paths.root)
+      : (await findFifos(target.abs)).map((f) => join(target.abs, f));
+    const shown = found.filter(visible);
+    const ignoreFiles = shown.filter((f) => IGNORE_FILE.test(f));
+    return ignoreFiles.length ? ignoreFiles : shown;
+  };
 
   const searchRoot = (path: string | undefined): { target: ResolvedPath; arg: string } => {
     const target = deps.paths.resolve(path ?? '.');
@@ -112,17 +139,21 @@ export function createSearchOps(deps: SearchDeps & { timeLimitMs?: number }): Se
     return { target, arg: target.inside ? (target.rel === '.' ? '.' : target.rel) : target.abs };
   };
 
-  const listFiles = async (flags: string[], path: string, ctx: OpContext, maxBytes: number) => {
+  const listFiles = async (
+    flags: string[],
+    root: { target: ResolvedPath; arg: string },
+    ctx: OpContext,
+    maxBytes: number,
+  ) => {
     const { args, visible } = hiding();
     // `--` before the path: a workspace file named like a flag is a path, never an option.
     // NUL-separated: a file name may hold a newline (`new\nline.txt` is one file, not two).
-    const result = await runRg(['--files', '--null', ...args(flags), '--', path], {
-      cwd: deps.paths.root,
-      signal: ctx.signal,
+    const result = await runRg(['--files', '--null', ...args(flags), '--', root.arg], {
+      ...rgOptions(ctx),
       maxBytes,
       recordEnd: 0,
-      timeLimitMs,
     });
+    if (result.fifo) throw fifoError(await fifosNear(root.target, visible));
     if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
     const files = result.stdout.split('\0').filter(Boolean).map(clean).filter(visible);
     return { files, truncated: result.truncated };
@@ -130,10 +161,11 @@ export function createSearchOps(deps: SearchDeps & { timeLimitMs?: number }): Se
 
   return {
     async files(input, ctx) {
-      const { target, arg } = searchRoot(input.path);
+      const root = searchRoot(input.path);
+      const { target } = root;
       if (statSync(target.abs).isFile()) return { files: [target.rel], truncated: false, isFile: true };
       const globs = (input.globs ?? []).flatMap((g) => ['--glob', g]);
-      const { files, truncated } = await listFiles(globs, arg, ctx, 4 * 1024 * 1024);
+      const { files, truncated } = await listFiles(globs, root, ctx, 4 * 1024 * 1024);
       files.sort();
       return {
         files: files.slice(0, input.limit),
@@ -143,12 +175,13 @@ export function createSearchOps(deps: SearchDeps & { timeLimitMs?: number }): Se
     },
 
     async ls(input, ctx) {
-      const { target, arg } = searchRoot(input.path);
+      const root = searchRoot(input.path);
+      const { target, arg } = root;
       for (const g of input.ignore ?? []) checkPatternSize('ignore', g);
       const depth = input.depth ?? SEARCH_LIMITS.lsDefaultDepth;
       const limit = input.limit ?? SEARCH_LIMITS.lsMaxEntries;
       const globs = (input.ignore ?? []).flatMap((g) => ['--glob', `!${g}`]);
-      const { files, truncated: cut } = await listFiles(globs, arg, ctx, 4 * 1024 * 1024);
+      const { files, truncated: cut } = await listFiles(globs, root, ctx, 4 * 1024 * 1024);
       const prefix = arg === '.' ? '' : `${clean(arg).replace(/\/$/, '')}/`;
       const tree = buildTree(
         files.map((f) => (f.startsWith(prefix) ? f.slice(prefix.length) : f)),
@@ -165,7 +198,8 @@ export function createSearchOps(deps: SearchDeps & { timeLimitMs?: number }): Se
     },
 
     async glob(input, ctx) {
-      const { target, arg } = searchRoot(input.path);
+      const root = searchRoot(input.path);
+      const { target } = root;
       checkPatternSize('pattern', input.pattern);
       const limit = input.limit ?? SEARCH_LIMITS.globDefault;
       // Globs match paths relative to the searched directory: accept `./x` and absolute spellings too.
@@ -173,7 +207,7 @@ export function createSearchOps(deps: SearchDeps & { timeLimitMs?: number }): Se
       for (const base of [target.abs, deps.paths.root, deps.paths.realRoot]) {
         if (pattern.startsWith(`${base}/`)) pattern = pattern.slice(base.length + 1);
       }
-      const { files, truncated: cut } = await listFiles(['--glob', pattern], arg, ctx, 4 * 1024 * 1024);
+      const { files, truncated: cut } = await listFiles(['--glob', pattern], root, ctx, 4 * 1024 * 1024);
       const base = target.inside ? deps.paths.root : '';
       const withTime = files.map((f) => {
         let mtime = 0;
@@ -202,9 +236,13 @@ export function createSearchOps(deps: SearchDeps & { timeLimitMs?: number }): Se
       const limit = input.limit ?? SEARCH_LIMITS.grepDefault;
       const { args: around, visible } = hiding();
       const args = [...around(grepArgs(input, mode)), '--regexp', input.pattern, '--', arg];
-      const result = await runRg(args, { cwd: deps.paths.root, signal: ctx.signal, timeLimitMs });
+      const result = await runRg(args, rgOptions(ctx));
       if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
-      const note = result.timedOut ? timeNote(timeLimitMs) : undefined;
+      const note = result.fifo
+        ? fifoNote(await fifosNear(target, visible))
+        : result.timedOut
+          ? timeNote(timeLimitMs)
+          : undefined;
       return {
         pattern: input.pattern,
         path: target.rel,
@@ -326,6 +364,38 @@ function clean(p: string): string {
 function timeNote(ms: number): string {
   const time = ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`;
   return `stopped after ${time}: the pattern is slow on this workspace; these are the results found until then. Narrow path or glob, or simplify the pattern`;
+}
+
+/** The files ripgrep opens in every directory it walks (and the repository's exclude file). */
+const IGNORE_FILE = /(^|\/)(\.gitignore|\.ignore|\.rgignore|\.git\/info\/exclude)$/;
+
+/** Both signals, either one aborting it; the one given when the other is absent. */
+function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  return a && b ? AbortSignal.any([a, b]) : (a ?? b);
+}
+
+/** The FIFOs found, in words: `sub/.gitignore`, or what to look for when none was found. */
+function fifoNames(fifos: readonly string[]): string {
+  return fifos.length
+    ? `${fifos.length === 1 ? 'the FIFO' : 'one of the FIFOs'} ${fifos.join(', ')}`
+    : 'a FIFO such as a .gitignore in a subdirectory';
+}
+
+const FIFO_NEXT =
+  "remove it or make it a regular file (`find . -type p` lists them; ripgrep opens every directory's .gitignore, .ignore and .rgignore)";
+
+/** A file walk ripgrep could not finish: it was waiting to open a FIFO where it reads a file. */
+function fifoError(fifos: readonly string[]): SvcError {
+  return new SvcError(
+    'conflict',
+    `the file walk was stopped: ripgrep was waiting to open ${fifoNames(fifos)} (a named pipe, which waits for a writer that never comes); ${FIFO_NEXT}`,
+    { details: { reason: 'fifo', fifos } },
+  );
+}
+
+/** What a grep stopped at a FIFO tells the model about its results. */
+function fifoNote(fifos: readonly string[]): string {
+  return `stopped early: ripgrep was waiting to open ${fifoNames(fifos)} (a named pipe); these are the results found until then, without the directory it was reading. To search all of it, ${FIFO_NEXT}`;
 }
 
 /** A pattern ripgrep could not even be started with (E2BIG), refused with the limit named. */

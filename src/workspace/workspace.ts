@@ -47,7 +47,7 @@ export interface Workspace {
   readonly todos: TodoStore;
   /** Language servers of `[lsp.<id>]`, for diagnostics. */
   readonly lsp: LanguageServers;
-  /** Stop background jobs and language servers. */
+  /** Stop background jobs, language servers and searches still running. */
   close(): Promise<void>;
 }
 
@@ -122,7 +122,10 @@ export function createWorkspace(deps: {
     history,
     guards: deps.guards,
   });
+  // Aborted by close(): a search still running (ripgrep) is stopped with the workspace.
+  const closing = new AbortController();
   const search = createSearchOps({
+    closed: closing.signal,
     paths,
     dataDir: deps.dataDir,
     hidden: () => deps.sandbox.protectedEntries().map((p) => p.path),
@@ -168,6 +171,7 @@ export function createWorkspace(deps: {
     lsp,
     async close() {
       unsubscribe();
+      closing.abort();
       try {
         await jobs.stopAll();
       } finally {

@@ -1,6 +1,6 @@
 /**
  * A FIFO where git opens a file no check before the call covers (a subdirectory's `.gitignore`)
- * stops no checkpoint or readout for long (src/workspace/git-stall.ts, git.ts; found by probing:
+ * stops no checkpoint or readout for long (src/workspace/fifo-wait.ts, git.ts; found by probing:
  * the checkpoint waited out git's whole 10-minute timeout). On Linux a git waiting to open a FIFO
  * is seen and stopped with a message naming it; elsewhere the call's timeout stops it, a short
  * one for the readouts.
