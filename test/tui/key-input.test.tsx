@@ -3,7 +3,8 @@
  * threw on an SGR sequence (`ESC [31m`: its legacy parser reads `31` as a modifier with ctrl and
  * finds no key name, and `useInput` then calls `.startsWith` on undefined), which stopped the TUI
  * when a person pasted colored terminal output. ui/key-input.tsx hands Ink's key listeners only
- * the keys Ink knows, and a paste's text whole, with its escape sequences removed.
+ * the keys Ink knows, and a paste's text whole, with its escape sequences removed; a terminal
+ * string (OSC, DCS, APC, PM, SOS) leaves nothing.
  */
 import { Box, Text } from 'ink';
 import { render } from 'ink-testing-library';
@@ -66,6 +67,26 @@ describe('the TUI on escape sequences from stdin', () => {
   });
 });
 
+describe('terminal strings from stdin', () => {
+  it('drops DCS, APC, PM and SOS strings and their C1 forms whole, in one read or split, and types the keys around them', async () => {
+    const screen = await chatScreen();
+    // An XTGETTCAP answer, a kitty graphics answer (split across reads), a PM, a SOS.
+    screen.view.stdin.write('a\x1bP1+r544e=787465726d\x1b\\b\x1b_Gi=31;');
+    await tick();
+    screen.view.stdin.write('OK\x1b\\c\x1b^pm text\x1b\\\x1bXsos text\x1b\\d');
+    // The one-character forms: OSC ended by BEL, DCS and APC by the C1 ST.
+    screen.view.stdin.write('\x9d0;evil\x07e\x90$r0m\x9cf\x9fGi=1');
+    await tick();
+    screen.view.stdin.write(';OK\x9cg');
+    await waitFor(() => screen.frame().includes('abcdefg'));
+    for (const part of ['544e', 'Gi=', ';OK', 'pm text', 'sos text', 'evil', '$r'])
+      expect(screen.frame()).not.toContain(part);
+    screen.view.stdin.write('\r');
+    await waitFor(() => screen.client.callsOf('sendPrompt').length > 0);
+    expect(screen.client.callsOf('sendPrompt')[0][1]).toBe('abcdefg');
+  });
+});
+
 /** A prompt as the chat screen's: each key edited in (editor.ts) and shown (input-box.tsx). */
 function FuzzPrompt() {
   const editor = useRef<EditorState>(EMPTY);
@@ -102,7 +123,14 @@ const PIECES = [
   '\x1b[',
   '\x1b]',
   '\x1bP',
+  '\x1b_',
+  '\x1b^',
+  '\x1bX',
   '\x1b\\',
+  '\x9d',
+  '\x9c',
+  '\x9f',
+  '\x98',
   '\x07',
   '\x00',
   '\r',
@@ -163,7 +191,7 @@ function fuzzInput(next: () => number): string | Buffer {
 }
 
 describe('the key input on random bytes', () => {
-  it('stays mounted and takes a typed key after 3,000 random reads (ESC, CSI, OSC, NUL, broken UTF-8, pastes)', async () => {
+  it('stays mounted and takes a typed key after 3,000 random reads (ESC, CSI, OSC, DCS, C1, NUL, broken UTF-8, pastes)', async () => {
     const timers = manualTimers();
     const view = render(
       <KeyInputRoot timers={timers}>

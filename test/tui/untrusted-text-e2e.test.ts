@@ -4,7 +4,8 @@
  * - a command longer than the screen opens in the permission dialog on its first line with the
  *   dialog's title above it, scrolls with pgdn, and `y` allows it only once its last line was on
  *   the screen; its escape sequences are shown (`^[[8m`), not acted on;
- * - colored text and OSC strings typed into the prompt leave only their text (none of an OSC's);
+ * - colored text and OSC, DCS and APC strings typed into the prompt leave only their text (none of
+ *   the strings');
  * - model text and a command's output that carry OSC (window title, clipboard) and SGR (conceal,
  *   colors) sequences leave the pane's title, tmux's clipboard buffers and the cells' attributes
  *   (capture-pane -e) as they were.
@@ -114,8 +115,9 @@ describe('outside text on the terminal (tmux)', () => {
     const t = svcInTmux({ cwd: ws, columns: 100, rows: 30 });
     await t.until((s) => s.includes('ask anything'), 'the prompt');
     // Typed: Ink's key parser threw on ESC [31m, which stopped the TUI; an OSC string's text
-    // (a title, a hyperlink) was typed into the prompt.
+    // (a title, a hyperlink), a DCS or APC string's (a terminal's answers) was typed into the prompt.
     t.type(`${ESC}[31mred${ESC}]0;osc title\x07${ESC}]8;;http://osc.example/${ESC}\\${ESC}[0m `);
+    t.type(`${ESC}P1+r544e=osc-dcs${ESC}\\${ESC}_Gi=31;osc-apc${ESC}\\`);
     await t.until((s) => s.includes('› red'), 'the typed text');
     // Pasted in brackets (-p), as the TUI asks the terminal for.
     writeFileSync(join(t.home, 'colored.txt'), `${ESC}[1;32m✓${ESC}[0m passed\n${ESC}[31m✗ failed${ESC}[0m`);

@@ -62,7 +62,7 @@ describe("the input filter's copy of Ink's key table (Ink as installed)", () => 
     expect(ctrl.map((s) => JSON.stringify(s))).toEqual([]);
   });
 
-  it("gets the events it relies on from Ink's input parser: paste markers, OSC strings, ST", async () => {
+  it("gets the events it relies on from Ink's input parser: paste markers, terminal strings, ST", async () => {
     const { createInputParser } = await inkModule<{
       createInputParser: () => { push(chunk: string): string[] };
     }>('input-parser.js');
@@ -71,5 +71,10 @@ describe("the input filter's copy of Ink's key table (Ink as installed)", () => 
     expect(parser.push('x\x1b]0;title\x07y')).toEqual(['x', '\x1b]', '0;title\x07y']);
     expect(parser.push('\x1b]8;;http://e\x1b\\z')).toEqual(['\x1b]', '8;;http://e', '\x1b\\', 'z']);
     expect(parser.push('\x1b[31m\x1b[A')).toEqual(['\x1b[31m', '\x1b[A']);
+    // DCS, APC, PM, SOS as OSC: the opening as alt+letter, the text, ST.
+    for (const open of ['\x1bP', '\x1b_', '\x1b^', '\x1bX'])
+      expect(parser.push(`${open}1$r0m\x1b\\z`)).toEqual([open, '1$r0m', '\x1b\\', 'z']);
+    // The C1 forms are text to Ink.
+    expect(parser.push('a\x9d0;t\x07\x90p\x9cb')).toEqual(['a\x9d0;t\x07\x90p\x9cb']);
   });
 });

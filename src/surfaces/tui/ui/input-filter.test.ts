@@ -3,7 +3,7 @@ import {
   createInputFilter,
   type FilterTimers,
   isKey,
-  MAX_OSC_CHARS,
+  MAX_STRING_CHARS,
   PASTE_END,
   PASTE_START,
 } from './input-filter';
@@ -146,12 +146,12 @@ describe('an OSC string outside a paste', () => {
     expect(filter.takePaste()).toEqual({ text: 'p' });
   });
 
-  it(`that never ends is dropped after ${MAX_OSC_CHARS} characters, or after the idle time, and typing comes back`, () => {
+  it(`that never ends is dropped after ${MAX_STRING_CHARS} characters, or after the idle time, and typing comes back`, () => {
     const clock = timers();
     const filter = createInputFilter(() => {}, clock);
-    const body = 'o'.repeat(MAX_OSC_CHARS - 1);
+    const body = 'o'.repeat(MAX_STRING_CHARS - 1);
     expect(typed(filter, ['\x1b]', body, 'oo', 'typed'])).toEqual(['o', 'typed']);
-    expect(typed(filter, ['\x1b]', `${'q'.repeat(MAX_OSC_CHARS)}rest\x07`])).toEqual(['rest']);
+    expect(typed(filter, ['\x1b]', `${'q'.repeat(MAX_STRING_CHARS)}rest\x07`])).toEqual(['rest']);
     expect(typed(filter, ['\x1b]', '0;never ended'])).toEqual([]);
     clock.last?.();
     expect(typed(filter, ['after'])).toEqual(['after']);
@@ -161,5 +161,55 @@ describe('an OSC string outside a paste', () => {
     const filter = createInputFilter(() => {});
     expect(typed(filter, [PASTE_START, 'a', '\x1b]', '0;t\x07b', PASTE_END])).toEqual([PASTE_END]);
     expect(filter.takePaste()).toEqual({ text: 'ab' });
+  });
+});
+
+describe('a DCS, APC, PM or SOS string, or a C1 one, outside a paste', () => {
+  const typed = (filter: ReturnType<typeof createInputFilter>, events: string[]) =>
+    events.map((e) => filter.filter(e)).filter((e) => e !== undefined);
+
+  // Ink hands `ESC P`, `ESC _`, `ESC ^`, `ESC X` on as alt+P, alt+_, alt+^, alt+X, their text as typed text.
+  it('is dropped whole: ended by ST, in one event or many; BEL ends none of them', () => {
+    const filter = createInputFilter(() => {});
+    // An XTGETTCAP answer, a kitty graphics answer, a PM, a SOS.
+    expect(typed(filter, ['a', '\x1bP', '1+r544e=787465726d', '\x1b\\', 'b'])).toEqual(['a', 'b']);
+    expect(typed(filter, ['\x1b_', 'Gi=31;OK', '\x1b\\', 'c'])).toEqual(['c']);
+    expect(typed(filter, ['\x1b^', 'privacy', '\x1b', '\\d'])).toEqual(['d']);
+    expect(typed(filter, ['\x1bX', 'start of\x07 string', '\x1b\\', 'e'])).toEqual(['e']);
+    // The C1 ST ends them too; another escape sequence ends them and is a key.
+    expect(typed(filter, ['\x1bP', '$r0m\x9cf'])).toEqual(['f']);
+    expect(typed(filter, ['\x1b_', 'G', '\x1b[A', 'g'])).toEqual(['\x1b[A', 'g']);
+  });
+
+  it('in its one-character C1 form is dropped from typed text, across events, BEL ending OSC only', () => {
+    const filter = createInputFilter(() => {});
+    expect(typed(filter, ['a\x9d0;title\x07b'])).toEqual(['ab']);
+    expect(typed(filter, ['a\x9d0;title\x9cb\x90$r0m\x9cc'])).toEqual(['abc']);
+    expect(typed(filter, ['x\x9f', 'Gi=1;OK', '\x9cy'])).toEqual(['x', 'y']);
+    expect(typed(filter, ['\x90', '1+r54\x07', '43', '\x9c\r'])).toEqual(['\r']);
+    expect(typed(filter, ['\x9e', 'pm\x9cz\x98sos', '\x1b\\', 'w'])).toEqual(['z', 'w']);
+    // Another escape sequence ends one.
+    expect(typed(filter, ['\x9d8;;http://e', '\x1b[B', 'v'])).toEqual(['\x1b[B', 'v']);
+  });
+
+  it(`that never ends is dropped after ${MAX_STRING_CHARS} characters, or after the idle time`, () => {
+    const clock = timers();
+    const filter = createInputFilter(() => {}, clock);
+    expect(typed(filter, ['\x1bP', 'p'.repeat(MAX_STRING_CHARS - 1), 'pp', 'typed'])).toEqual(['p', 'typed']);
+    expect(typed(filter, [`\x9f${'q'.repeat(MAX_STRING_CHARS)}rest\x9c`])).toEqual(['rest']);
+    expect(typed(filter, ['\x1bX', 'never ended'])).toEqual([]);
+    clock.last?.();
+    expect(typed(filter, ['after'])).toEqual(['after']);
+    expect(typed(filter, ['\x98never ended'])).toEqual([]);
+    clock.last?.();
+    expect(typed(filter, ['again'])).toEqual(['again']);
+  });
+
+  it("inside a paste stays the paste's, which drops it when cleaned", () => {
+    const filter = createInputFilter(() => {});
+    expect(typed(filter, [PASTE_START, 'a', '\x1bP', '1$r', '\x1b\\', 'b\x9dc\x9cd', PASTE_END])).toEqual([
+      PASTE_END,
+    ]);
+    expect(filter.takePaste()).toEqual({ text: 'abd' });
   });
 });

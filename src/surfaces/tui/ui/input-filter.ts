@@ -11,11 +11,15 @@
  *   data, so later keys are not swallowed. A paste is held up to `MAX_PROMPT_CHARS` (paste.ts) as
  *   it arrives: past that it is handed on at once as too big (no text), and the rest of it is
  *   dropped until its end marker (or the idle time), so an endless paste holds bounded memory.
- * - An OSC string (`ESC ]` … BEL or `ESC \`: a window title, a hyperlink, a color answer) outside
- *   a paste is dropped whole, across events and reads. One whose end never comes ends after
- *   `MAX_OSC_CHARS` characters, at another escape sequence, or after `PASTE_IDLE_MS` with no
- *   data: the input after it is typed again. (Ink hands `ESC ]` on as alt+], its text as typed
- *   text.) So alt+] is no key: it starts an OSC string.
+ * - A terminal string outside a paste is dropped whole, across events and reads: OSC (`ESC ]` …
+ *   BEL or ST: a window title, a hyperlink, a color answer), DCS (`ESC P`: an XTGETTCAP or DECRQSS
+ *   answer), APC (`ESC _`: a kitty graphics answer), PM (`ESC ^`) and SOS (`ESC X`), ST being
+ *   `ESC \` or 0x9c; and their one-character C1 forms (0x9d, 0x90, 0x9f, 0x9e, 0x98), which Ink
+ *   hands on inside typed text. BEL ends an OSC string only. One whose end never comes ends after
+ *   `MAX_STRING_CHARS` characters, at another escape sequence, or after `PASTE_IDLE_MS` with no
+ *   data: the input after it is typed again. (Ink hands `ESC ]`, `ESC P`, `ESC _`, `ESC ^` and
+ *   `ESC X` on as alt+], alt+P, alt+_, alt+^ and alt+X, the string's text as typed text.) So
+ *   those five are no keys: they start a string.
  * - Text typed (or pasted without brackets) loses its control characters but CR, LF and tab,
  *   and shows bidi controls, as a paste's text does; a control character alone is a key.
  * - Outside a paste, an escape sequence Ink names no key for (SGR `ESC [31m`, a cursor position
@@ -31,10 +35,16 @@ export const PASTE_START = '\x1b[200~';
 export const PASTE_END = '\x1b[201~';
 /** A paste (or an OSC string) with no data for this long ends as if its end marker came. */
 export const PASTE_IDLE_MS = 1000;
-/** The longest OSC string dropped as one: past it, the input is typed again. */
-export const MAX_OSC_CHARS = 8192;
+/** The longest terminal string (OSC, DCS, APC, PM, SOS) dropped as one: past it, the input is typed again. */
+export const MAX_STRING_CHARS = 8192;
 const OSC_START = '\x1b]';
+/** The events Ink hands on for a string's start: OSC, DCS, APC, PM, SOS (as alt+], alt+P, …). */
+const STRING_STARTS = new Set([OSC_START, '\x1bP', '\x1b_', '\x1b^', '\x1bX']);
+/** Their C1 forms, one character each, inside a text event. */
+const C1_STRING_START = /[\x9d\x90\x9f\x9e\x98]/;
+const C1_OSC = '\x9d';
 const ST = '\x1b\\';
+const C1_ST = '\x9c';
 
 export interface FilterTimers {
   set(fn: () => void, ms: number): unknown;
@@ -63,14 +73,16 @@ export interface InputFilter {
 }
 
 /**
- * What the filter is in: typed keys; a paste held; the rest of a paste too big, dropped; an OSC
- * string dropped (`esc`: its last event was a lone ESC, maybe the start of its `ESC \` end).
+ * What the filter is in: typed keys; a paste held; the rest of a paste too big, dropped; a
+ * terminal string dropped (`esc`: its last event was a lone ESC, maybe the start of its `ESC \`
+ * end; `bel`: BEL ends it, an OSC string).
  */
 type Mode =
   | { kind: 'keys' }
   | { kind: 'paste'; parts: string[]; size: number }
   | { kind: 'dropping' }
-  | { kind: 'osc'; size: number; esc: boolean };
+  | StringMode;
+type StringMode = { kind: 'string'; size: number; esc: boolean; bel: boolean };
 
 const KEYS: Mode = { kind: 'keys' };
 
@@ -122,28 +134,50 @@ export function createInputFilter(
     return PASTE_END;
   };
 
-  /** The part of `input` after the OSC string open (all of it, or nothing, is the string). */
-  const inOsc = (input: string, osc: Mode & { kind: 'osc' }): string | undefined => {
-    if (osc.esc && input[0] === '\\') {
+  /** The part of event `input` after the open string `str` (all of it, or nothing, is the string). */
+  const inString = (input: string, str: StringMode): string | undefined => {
+    if (str.esc && input[0] === '\\') {
       enter(KEYS);
       return input.slice(1) || undefined;
     }
-    if (input === '\x1b') return void enter({ ...osc, esc: true });
-    if (input[0] === '\x1b' || osc.esc) {
+    if (input === '\x1b') return void enter({ ...str, esc: true });
+    if (input[0] === '\x1b' || str.esc) {
       // Another escape sequence (or ST) ends the string; ST is part of it.
       enter(KEYS);
       return input === ST ? undefined : input;
     }
-    const bel = input.indexOf('\x07');
-    const room = MAX_OSC_CHARS - osc.size;
-    if (bel !== -1 && bel <= room) {
+    return stringText(input, str);
+  };
+
+  /** The part of text `input` after the open string `str` ends (BEL for OSC, C1 ST), or at its longest. */
+  const stringText = (input: string, str: StringMode): string | undefined => {
+    const st = input.indexOf(C1_ST);
+    const bel = str.bel ? input.indexOf('\x07') : -1;
+    const end = st === -1 || (bel !== -1 && bel < st) ? bel : st;
+    const room = MAX_STRING_CHARS - str.size;
+    if (end !== -1 && end <= room) {
       enter(KEYS);
-      return input.slice(bel + 1) || undefined;
+      return input.slice(end + 1) || undefined;
     }
-    if (input.length <= room) return void enter({ ...osc, size: osc.size + input.length });
+    if (input.length <= room) return void enter({ ...str, size: str.size + input.length });
     // Never ended: it is dropped, and what comes past its longest is typed.
     enter(KEYS);
     return input.slice(room);
+  };
+
+  /** Text typed outside a string without the C1 strings in it (one left open stays open). */
+  const withoutC1Strings = (input: string): string => {
+    let kept = '';
+    let rest: string | undefined = input;
+    while (rest !== undefined) {
+      const start = rest.search(C1_STRING_START);
+      if (start === -1) return kept + rest;
+      kept += rest.slice(0, start);
+      const str: StringMode = { kind: 'string', size: 0, esc: false, bel: rest[start] === C1_OSC };
+      enter(str);
+      rest = stringText(rest.slice(start + 1), str);
+    }
+    return kept;
   };
 
   return {
@@ -151,12 +185,13 @@ export function createInputFilter(
       ended = undefined;
       if (mode.kind === 'paste' || mode.kind === 'dropping') return inPaste(input, mode);
       let rest: string | undefined = input;
-      if (mode.kind === 'osc') rest = inOsc(input, mode);
+      if (mode.kind === 'string') rest = inString(input, mode);
       if (rest === undefined) return undefined;
       if (rest === PASTE_START) return void enter({ kind: 'paste', parts: [], size: 0 });
-      if (rest === OSC_START) return void enter({ kind: 'osc', size: 0, esc: false });
+      if (STRING_STARTS.has(rest))
+        return void enter({ kind: 'string', size: 0, esc: false, bel: rest === OSC_START });
       if (!isKey(rest)) return undefined;
-      return rest[0] === '\x1b' ? rest : typedText(rest);
+      return rest[0] === '\x1b' ? rest : typedText(withoutC1Strings(rest));
     },
     takePaste() {
       const paste = ended;
