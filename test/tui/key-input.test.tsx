@@ -4,17 +4,19 @@
  * finds no key name, and `useInput` then calls `.startsWith` on undefined), which stopped the TUI
  * when a person pasted colored terminal output. ui/key-input.tsx hands Ink's key listeners only
  * the keys Ink knows, and a paste's text whole, with its escape sequences removed; a terminal
- * string (OSC, DCS, APC, PM, SOS) leaves nothing.
+ * string (OSC, DCS, APC, PM, SOS) leaves nothing; ui/stdin-guard.ts keeps Ink from holding an
+ * endless escape sequence.
  */
-import { Box, Text } from 'ink';
+import { Box, Text, useInput, useStdin } from 'ink';
 import { render } from 'ink-testing-library';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChatController } from '../../src/surfaces/tui/state/chat-controller';
 import { TuiApp } from '../../src/surfaces/tui/ui/app';
 import { type EditorState, EMPTY, editKey } from '../../src/surfaces/tui/ui/editor';
 import { InputBox } from '../../src/surfaces/tui/ui/input-box';
 import { KeyInputRoot, PASTE_END, PASTE_START } from '../../src/surfaces/tui/ui/key-input';
+import { createSequenceGuard, guardStdin, MAX_SEQUENCE_CHARS } from '../../src/surfaces/tui/ui/stdin-guard';
 import { useLatestInput } from '../../src/surfaces/tui/ui/use-latest-input';
 import { fakeClient, manualTimers, tick, waitFor } from './fake-client';
 
@@ -67,7 +69,21 @@ describe('the TUI on escape sequences from stdin', () => {
   });
 });
 
-describe('terminal strings from stdin', () => {
+/** Ink's raw input events, before any filter, as lengths. */
+function RawEvents({ lengths }: { lengths: number[] }) {
+  const { internal_eventEmitter: events } = useStdin();
+  useInput(() => {});
+  useEffect(() => {
+    const listener = (input: string) => lengths.push(input.length);
+    events?.on('input', listener);
+    return () => {
+      events?.off('input', listener);
+    };
+  }, [events, lengths]);
+  return <Text>raw</Text>;
+}
+
+describe('terminal strings and endless sequences from stdin', () => {
   it('drops DCS, APC, PM and SOS strings and their C1 forms whole, in one read or split, and types the keys around them', async () => {
     const screen = await chatScreen();
     // An XTGETTCAP answer, a kitty graphics answer (split across reads), a PM, a SOS.
@@ -84,6 +100,44 @@ describe('terminal strings from stdin', () => {
     screen.view.stdin.write('\r');
     await waitFor(() => screen.client.callsOf('sendPrompt').length > 0);
     expect(screen.client.callsOf('sendPrompt')[0][1]).toBe('abcdefg');
+  });
+
+  it(`keeps Ink from holding an endless CSI past ${MAX_SEQUENCE_CHARS} characters (stdin-guard.ts)`, async () => {
+    const lengths: number[] = [];
+    const view = render(<RawEvents lengths={lengths} />);
+    const guard = createSequenceGuard();
+    const unguard = guardStdin(view.stdin as unknown as NodeJS.ReadStream, guard);
+    cleanups.push(() => {
+      unguard();
+      view.unmount();
+    });
+    await waitFor(() => view.lastFrame()?.includes('raw') ?? false);
+    // 256 KiB of parameter bytes and no final byte, in reads of 1 KiB, all in one burst.
+    view.stdin.write('\x1b[');
+    for (let i = 0; i < 256; i++) {
+      view.stdin.write('1;'.repeat(512));
+      expect(guard.held()).toBeLessThanOrEqual(MAX_SEQUENCE_CHARS);
+    }
+    await tick();
+    view.stdin.write('ok');
+    await waitFor(() => lengths.at(-1) === 2);
+    // Ink held it up to the bound and handed it on then; the rest never reached it.
+    expect(lengths).toEqual([MAX_SEQUENCE_CHARS + 1, 2]);
+  });
+
+  it('takes keys after an endless CSI in the chat screen, and types none of it', async () => {
+    const screen = await chatScreen();
+    const unguard = guardStdin(screen.view.stdin as unknown as NodeJS.ReadStream);
+    cleanups.push(unguard);
+    screen.view.stdin.write('a\x1b[');
+    for (let i = 0; i < 64; i++) screen.view.stdin.write('1;'.repeat(512));
+    await tick();
+    screen.view.stdin.write('ok');
+    await waitFor(() => screen.frame().includes('aok'));
+    expect(screen.frame()).not.toContain('1;');
+    screen.view.stdin.write('\r');
+    await waitFor(() => screen.client.callsOf('sendPrompt').length > 0);
+    expect(screen.client.callsOf('sendPrompt')[0][1]).toBe('aok');
   });
 });
 
@@ -198,7 +252,12 @@ describe('the key input on random bytes', () => {
         <FuzzPrompt />
       </KeyInputRoot>,
     );
-    cleanups.push(() => view.unmount());
+    // In front of Ink as in the TUI (run.tsx).
+    const unguard = guardStdin(view.stdin as unknown as NodeJS.ReadStream);
+    cleanups.push(() => {
+      unguard();
+      view.unmount();
+    });
     await waitFor(() => view.lastFrame()?.includes('keys 0') ?? false);
     const next = random(20_251);
     for (let i = 0; i < 3000; i++) {

@@ -1,8 +1,9 @@
 /**
  * Starting and stopping the terminal UI: Ink on the real terminal, colors off under NO_COLOR,
  * the kitty keyboard protocol when the terminal has it (so ctrl+enter is its own key), bracketed
- * paste (a paste arrives whole), logs to the log file only, and the terminal restored on exit, on
- * a signal and on a crash.
+ * paste (a paste arrives whole), an unfinished escape sequence held no longer than 4 KiB in front of
+ * Ink (ui/stdin-guard.ts), logs to the log file only, and the terminal restored on exit, on a
+ * signal and on a crash.
  * This module is loaded with `await import()` by the CLI: ink and react never load for other
  * commands.
  * @module
@@ -20,6 +21,7 @@ import { loadHighlighter } from './render/highlight';
 import { createChatController } from './state/chat-controller';
 import { whenRunEnds } from './state/run-end';
 import { type Dialog, type PromptHistoryStore, TuiApp } from './ui/app';
+import { guardStdin } from './ui/stdin-guard';
 
 const PASTE_ON = '\x1b[?2004h';
 const PASTE_OFF = '\x1b[?2004l';
@@ -88,6 +90,8 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
   process.on('unhandledRejection', onFatal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
+  // Ink holds an unfinished escape sequence no longer than 4 KiB (ui/stdin-guard.ts).
+  const unguard = guardStdin(stdin);
 
   try {
     let resume: Dialog | undefined;
@@ -131,6 +135,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
       resume = { kind: 'providers' };
     }
   } finally {
+    unguard();
     process.off('uncaughtException', onFatal);
     process.off('unhandledRejection', onFatal);
     process.off('SIGTERM', onSignal);

@@ -7,6 +7,7 @@
 import { render } from 'ink';
 import type { WorkspaceTrustReport } from '../../config/trust';
 import { type TrustAnswer, TrustDialog } from './ui/dialogs/trust-dialog';
+import { guardStdin } from './ui/stdin-guard';
 
 export async function askWorkspaceTrust(options: {
   report: WorkspaceTrustReport;
@@ -15,24 +16,29 @@ export async function askWorkspaceTrust(options: {
   stderr: NodeJS.WriteStream;
 }): Promise<TrustAnswer> {
   let answer: TrustAnswer = 'quit';
-  const instance = render(
-    <TrustDialog
-      workspace={options.report.workspace}
-      keys={options.report.risky}
-      onAnswer={(a) => {
-        answer = a;
-        instance.clear();
-        instance.unmount();
-      }}
-    />,
-    {
-      stdin: options.stdin,
-      stdout: options.stdout,
-      stderr: options.stderr,
-      exitOnCtrlC: false,
-      patchConsole: false,
-    },
-  );
-  await instance.waitUntilExit();
+  const unguard = guardStdin(options.stdin);
+  try {
+    const instance = render(
+      <TrustDialog
+        workspace={options.report.workspace}
+        keys={options.report.risky}
+        onAnswer={(a) => {
+          answer = a;
+          instance.clear();
+          instance.unmount();
+        }}
+      />,
+      {
+        stdin: options.stdin,
+        stdout: options.stdout,
+        stderr: options.stderr,
+        exitOnCtrlC: false,
+        patchConsole: false,
+      },
+    );
+    await instance.waitUntilExit();
+  } finally {
+    unguard();
+  }
   return answer;
 }
