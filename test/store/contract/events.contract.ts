@@ -55,7 +55,7 @@ export function eventStoreContract(open: OpenEventStore): void {
   );
 
   it(
-    'STORE-PG-52 after(id, limit) answers the first rows only; count(after, upTo) counts one session in the range',
+    'STORE-PG-920 after(id, limit) answers the first rows only; count(after, upTo) counts one session in the range',
     withStore(async (store) => {
       const ids: number[] = [];
       for (let n = 0; n < 7; n++) {
