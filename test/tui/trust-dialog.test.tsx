@@ -6,6 +6,7 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import type { RiskyKey } from '../../src/config/trust-keys';
+import { TrustQuestion } from '../../src/surfaces/tui/trust-prompt';
 import { type TrustAnswer, TrustDialog } from '../../src/surfaces/tui/ui/dialogs/trust-dialog';
 import { tick } from './fake-client';
 
@@ -102,6 +103,23 @@ describe('workspace trust dialog', () => {
     view.stdin.write('t');
     await tick(80);
     expect(answers).toEqual(['trust']);
+    view.unmount();
+  });
+
+  it('as the prompt renders it, escape sequences that name no key neither crash it nor answer it', async () => {
+    const answers: TrustAnswer[] = [];
+    const view = render(
+      <TrustQuestion workspace="/ws" keys={keys} armDelayMs={0} onAnswer={(a) => answers.push(a)} />,
+    );
+    await tick();
+    for (const sequence of ['\x1b[1;5m', '\x1b[5;5~', '\x1b]0;title\x07', '\x1bP1$r\x1b\\'])
+      view.stdin.write(sequence);
+    await tick(80);
+    expect(answers).toEqual([]);
+    expect(view.lastFrame()).toContain('Do you trust the files in this folder?');
+    view.stdin.write('c');
+    await tick(80);
+    expect(answers).toEqual(['without']);
     view.unmount();
   });
 });

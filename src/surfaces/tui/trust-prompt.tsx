@@ -7,7 +7,21 @@
 import { render } from 'ink';
 import type { WorkspaceTrustReport } from '../../config/trust';
 import { type TrustAnswer, TrustDialog } from './ui/dialogs/trust-dialog';
+import { KeyInputRoot } from './ui/key-input';
 import { guardStdin } from './ui/stdin-guard';
+
+/**
+ * The dialog as the prompt renders it: under the TUI's key root, so its keys pass the same input
+ * filter as the app's (an escape sequence that names no key, such as `ESC [1;5m`, made Ink's
+ * useInput throw when the dialog read keys itself).
+ */
+export function TrustQuestion(props: Parameters<typeof TrustDialog>[0]) {
+  return (
+    <KeyInputRoot>
+      <TrustDialog {...props} />
+    </KeyInputRoot>
+  );
+}
 
 export async function askWorkspaceTrust(options: {
   report: WorkspaceTrustReport;
@@ -19,7 +33,7 @@ export async function askWorkspaceTrust(options: {
   const unguard = guardStdin(options.stdin);
   try {
     const instance = render(
-      <TrustDialog
+      <TrustQuestion
         workspace={options.report.workspace}
         keys={options.report.risky}
         onAnswer={(a) => {
