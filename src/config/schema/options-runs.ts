@@ -90,6 +90,15 @@ export const openaiCompatOptions = lazy(() =>
         .describe(
           'Requests that may wait in the compat run queue; past it a request gets 429 with Retry-After.',
         ),
+      max_messages: z
+        .number()
+        .int()
+        .positive()
+        .max(100_000)
+        .default(2000)
+        .describe(
+          'Most messages one chat-completions request may send (a new session imports each of them); past it a 413.',
+        ),
       edit_predictions: z
         .strictObject({
           enabled: z

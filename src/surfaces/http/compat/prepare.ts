@@ -24,14 +24,17 @@ import {
 import { type CompatModel, resolveCompatModel } from './model';
 import { runPendingCalls } from './pending-calls';
 import { abandonStart, finishInRunFinish, type Prepared } from './prepared';
-import { type ChatRequest, parseChatRequest } from './request';
+import { type ChatRequest, DEFAULT_MAX_MESSAGES, parseChatRequest } from './request';
 import { compatRuntime, toolPolicyOf } from './runtime';
 
 export const SESSION_HEADER = 'x-svc-session-id';
 export const COMPAT_ORIGIN = 'openai_compat';
 
 export async function prepare(c: Context, app: App): Promise<Prepared> {
-  const request = parseChatRequest(await c.req.text());
+  const request = parseChatRequest(
+    await c.req.text(),
+    app.config.options.openai_compat?.max_messages ?? DEFAULT_MAX_MESSAGES,
+  );
   const signal = c.req.raw.signal;
   const boundId = c.req.header(SESSION_HEADER)?.trim();
   const bound = boundId ? await app.sessions.get(boundId) : undefined;

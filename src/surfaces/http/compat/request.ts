@@ -1,7 +1,9 @@
 /**
  * Reading a `POST /v1/chat/completions` body (spec, Endpoints → Compat surface), leniently: the
  * only request-level errors are an empty (or missing) `messages` and a malformed JSON body (the
- * unknown model is the resolver's call). Every ignored field is accepted whatever its type and has
+ * unknown model is the resolver's call), and a size limit: more `messages` than
+ * `options.openai_compat.max_messages` is a 413, as a body over the byte limit is (a new session
+ * imports each message in the request's transaction: 40k of them held the server for 48 s). Every ignored field is accepted whatever its type and has
  * no effect; fields outside both lists are ignored too (no chat-completions field is rejected).
  * @module
  */
@@ -66,7 +68,10 @@ export interface ChatRequest {
 
 const KNOWN = new Set<string>([...HONORED_FIELDS, ...IGNORED_FIELDS]);
 
-export function parseChatRequest(text: string): ChatRequest {
+/** `options.openai_compat.max_messages` when unset: far above a chat client's, a few tenths of a second to import. */
+export const DEFAULT_MAX_MESSAGES = 2000;
+
+export function parseChatRequest(text: string, maxMessages = DEFAULT_MAX_MESSAGES): ChatRequest {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -81,6 +86,7 @@ export function parseChatRequest(text: string): ChatRequest {
   if (!Array.isArray(raw) || raw.length === 0) {
     throw new SvcError('invalid_input', 'messages: required and must be a non-empty array');
   }
+  if (raw.length > maxMessages) throw tooManyMessages(raw.length, maxMessages);
   // One loop, not map then filter: TurboFan's inlined `map` answers a holey array where the
   // builtin answers a packed one, so the optimized parse would deopt at the `filter` once and be
   // compiled again (docs/performance-log.md, p-jit).
@@ -107,6 +113,15 @@ export function parseChatRequest(text: string): ChatRequest {
     ignored: IGNORED_FIELDS.filter((f) => f in record),
     unknown: Object.keys(record).filter((k) => !KNOWN.has(k)),
   };
+}
+
+function tooManyMessages(count: number, max: number): SvcError {
+  return new SvcError(
+    'invalid_input',
+    `messages: ${count} messages, over the limit of ${max} (options.openai_compat.max_messages); ` +
+      'send only the recent part of the conversation, or bind a session with X-Svc-Session-Id and send only the new messages',
+    { status: 413 },
+  );
 }
 
 function readMessage(value: unknown): CompatMessage | undefined {
