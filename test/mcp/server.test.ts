@@ -12,6 +12,7 @@
  * - AUTH-11: the HTTP transport enforces bearer auth from --token / [services.mcp].
  */
 import { request as httpRequest } from 'node:http';
+import { connect as netConnect, type Socket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -459,5 +460,36 @@ describe('svc service start mcp, streamable HTTP', () => {
       request.end();
     });
     expect(answer).toBe(200);
+  });
+
+  it('MCP-HTTP-LIMITS-1: past max_connections a connection is closed unanswered; headers that stop arriving are a 408', async () => {
+    const app = await appWith(['svc_capabilities'], {
+      config: {
+        services: { mcp: { allow_no_auth: true, max_connections: 1, headers_timeout_seconds: 0.5 } },
+      },
+    });
+    const service = await startMcpService(app, { transport: 'http', port: 0 });
+    onTestFinished(() => service.close());
+    const { port } = new URL(service.url!);
+    const answerOf = (socket: Socket, text: string) =>
+      new Promise<string>((resolvePromise) => {
+        let received = '';
+        socket.setTimeout(10_000, () => socket.destroy());
+        socket.on('data', (chunk) => {
+          received += chunk;
+        });
+        socket.on('close', () => resolvePromise(received));
+        socket.on('error', () => {});
+        socket.write(text);
+      });
+    // The one connection: its headers stop arriving, it is answered 408 (it holds the limit till then).
+    const first = netConnect(Number(port), '127.0.0.1');
+    await new Promise((resolvePromise) => first.once('connect', resolvePromise));
+    const stalled = answerOf(first, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const second = netConnect(Number(port), '127.0.0.1');
+    expect(
+      await answerOf(second, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'),
+    ).toBe('');
+    expect(await stalled).toMatch(/^HTTP\/1\.1 408 /);
   });
 });

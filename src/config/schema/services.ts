@@ -13,6 +13,22 @@ const serviceAuth = lazy(() => ({
   allow_no_auth: z.boolean().default(false),
 }));
 
+/** Connection limits of a service's HTTP server, read when it starts. */
+const connectionLimits = lazy(() => ({
+  max_connections: z
+    .number()
+    .int()
+    .positive()
+    .default(1024)
+    .describe('Most open connections at once; past it a new connection is closed at once.'),
+  headers_timeout_seconds: z
+    .number()
+    .positive()
+    .max(300)
+    .default(20)
+    .describe("Seconds a client has to send a request's headers; past them a 408 and the connection closed."),
+}));
+
 export const servicesSchema = lazy(() =>
   z.strictObject({
     http: z
@@ -23,6 +39,21 @@ export const servicesSchema = lazy(() =>
           .int()
           .positive()
           .default(10 * 1024 * 1024),
+        max_body_bytes_in_flight: z
+          .number()
+          .int()
+          .positive()
+          .default(128 * 1024 * 1024)
+          .describe(
+            'Bytes of request bodies being received at once (declared lengths; a chunked body counts as max_body_bytes); past it a 503 with Retry-After.',
+          ),
+        body_idle_timeout_seconds: z
+          .number()
+          .positive()
+          .max(3600)
+          .default(30)
+          .describe('Seconds a request body may stop arriving; past them a 408 and the connection closed.'),
+        ...connectionLimits(),
         event_ring_size: z.number().int().positive().default(1000),
         sse_heartbeat_seconds: z
           .number()
@@ -79,6 +110,7 @@ export const servicesSchema = lazy(() =>
     mcp: z
       .strictObject({
         ...serviceAuth(),
+        ...connectionLimits(),
         exposed_tools: toolList()
           .optional()
           .describe(

@@ -17,7 +17,9 @@ import type { Config } from '../../config/schema';
 import { SvcError } from '../../errors';
 import { enableGroupCommit } from '../../store/db';
 import { isLoopbackHost } from './auth';
-import { createHttpService, errorStyleFor, type HttpAppOptions } from './index';
+import { type BodyGuard, createBodyGuard } from './body-guard';
+import { connectionOptions, limitConnections } from './connection-limits';
+import { createHttpService, errorStyleFor, type HttpAppOptions, type NodeRoute } from './index';
 import { markSessionPublisher } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
 
@@ -67,6 +69,8 @@ export interface HttpServerHandle {
   readonly settings: HttpSettings;
   /** The open SSE streams (ended at shutdown). */
   readonly streams: StreamTracker;
+  /** Bytes of the request bodies being received now (`max_body_bytes_in_flight`, body-guard.ts). */
+  readonly bodyBytesInFlight: number;
   /** Graceful shutdown; idempotent (every call gets the same promise). */
   close(reason?: string): Promise<void>;
   /** Settles when the server has shut down. */
@@ -205,10 +209,7 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
   // A hot route (the compat surface's `POST /v1/chat/completions`) is served from the request event
   // itself, before node-server builds its Request (node-front.ts); everything else, and everything
   // while stopping, goes through node-server to Hono.
-  const server = createServer((incoming, outgoing) => {
-    if (!stopping && node(incoming, outgoing)) return;
-    void listener(incoming, outgoing);
-  });
+  const { server, bodies } = nodeServer(options.config, current, () => stopping, node, listener);
   // An idle keep-alive connection is kept 65 s, not Node's 5: past the idle timeout of the load
   // balancers in front of a cluster (60 s is common), so the server never closes a connection a
   // balancer or a client is about to reuse (the client's request then fails with "other side
@@ -300,12 +301,46 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     app: readyApp,
     settings,
     streams,
+    get bodyBytesInFlight() {
+      return bodies.inFlight;
+    },
     closed,
     close(reason = 'close') {
       closing ??= shutdown(reason).finally(resolveClosed);
       return closing;
     },
   };
+}
+
+/**
+ * The node:http server: what request bodies being received may hold, on every route (body-guard.ts,
+ * read per request), then the hot route, then node-server to Hono; its connection limits.
+ */
+function nodeServer(
+  config: Config,
+  current: () => Config,
+  stopping: () => boolean,
+  node: NodeRoute,
+  listener: ReturnType<typeof getRequestListener>,
+): { server: Server; bodies: BodyGuard } {
+  const bodies = createBodyGuard(
+    () => {
+      const http = current().services.http;
+      return {
+        maxBytesInFlight: http.max_body_bytes_in_flight,
+        maxBodyBytes: config.services.http.max_body_bytes,
+        idleMs: http.body_idle_timeout_seconds * 1000,
+      };
+    },
+    (path) => errorStyleFor(path) === 'flat',
+  );
+  const server = createServer(connectionOptions(config.services.http), (incoming, outgoing) => {
+    if (!stopping() && !bodies.admit(incoming, outgoing)) return;
+    if (!stopping() && node(incoming, outgoing)) return;
+    void listener(incoming, outgoing);
+  });
+  limitConnections(server, config.services.http);
+  return { server, bodies };
 }
 
 /** What a request without a bearer meets: `bearer` (token), `none` (passes), `closed` (every request 401). */

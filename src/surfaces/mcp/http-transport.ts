@@ -5,6 +5,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -14,6 +15,7 @@ import { Hono } from 'hono';
 import { SvcError } from '../../errors';
 import type { Logger } from '../../log';
 import { bearerAuth, openRouteRefusal } from '../http/auth';
+import { type ConnectionLimits, connectionOptions, limitConnections } from '../http/connection-limits';
 
 export const MCP_HTTP_PATH = '/mcp';
 
@@ -25,6 +27,8 @@ export interface McpHttpOptions {
   /** A fresh Server for each MCP session. */
   makeServer: () => Server;
   log: Logger;
+  /** `[services.mcp]`'s `max_connections` and `headers_timeout_seconds`. */
+  limits: ConnectionLimits;
 }
 
 export interface McpHttpHandle {
@@ -79,9 +83,16 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttpHand
   });
 
   const httpServer = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
-    const server = serve({ fetch: hono.fetch, hostname: options.host, port: options.port }, () =>
-      resolvePromise(server),
+    const server = serve(
+      {
+        fetch: hono.fetch,
+        hostname: options.host,
+        port: options.port,
+        serverOptions: connectionOptions(options.limits),
+      },
+      () => resolvePromise(server),
     );
+    limitConnections(server as HttpServer, options.limits);
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         new SvcError(

@@ -186,6 +186,7 @@ export async function startMcpService(app: App, options: McpServiceOptions = {})
       allowNoAuth: auth?.allowNoAuth ?? false,
       makeServer: () => createMcpServer(app, { sessionId: boundSession, exposed }),
       log,
+      limits: settings,
     });
     url = http.url;
     teardown.push(() => http.close());
