@@ -94,10 +94,10 @@ export const openaiCompatOptions = lazy(() =>
         .number()
         .int()
         .positive()
-        .max(100_000)
+        .max(20_000)
         .default(2000)
         .describe(
-          'Most messages one chat-completions request may send (a new session imports each of them); past it a 413.',
+          'Most messages one chat-completions request may send (a new session imports each of them, ≈ 0.1 ms each with the server busy); past it a 413.',
         ),
       edit_predictions: z
         .strictObject({
