@@ -156,6 +156,41 @@ describe('what the agent may do to sessions', () => {
     expect(await app.sessions.require(free.id)).toMatchObject({ parent_id: null, mode: 'build' });
   });
 
+  it('starts no sub-agent, workflow or fork under another session, nor under a build-mode one from plan mode', async () => {
+    const { app, own, child, other } = await setup();
+    await asOperator(app, 'update_session', { session_id: other, mode: 'build' });
+    const otherRun = await app.runs.create({
+      session_id: other,
+      family_session_id: other,
+      agent: 'build',
+      origin: 'api',
+      prompt: 'the operator asked',
+    });
+    const refusedOther = expect.stringContaining(`session_id: ${other} is not the session this run works in`);
+    for (const [name, input] of [
+      ['agent', { session_id: other, prompt: 'write pwned.txt' }],
+      ['agentic_fetch', { session_id: other, url: 'http://127.0.0.1:9/', prompt: 'x' }],
+      ['execute_dag', { session_id: other, tasks: [{ id: 'a', prompt: 'write pwned.txt' }] }],
+      ['fork_agent_run', { run_id: otherRun.id }],
+      ['contract_waive_obligation', { session_id: other, obligation_id: 'x', reason: 'y' }],
+    ] as const) {
+      await expect(asAgent(app, own, name, input), name).rejects.toMatchObject({
+        code: 'forbidden',
+        message: refusedOther,
+      });
+    }
+    // A child the operator moved to build mode: the plan-mode run starts nothing under it.
+    await asOperator(app, 'update_session', { session_id: child, mode: 'build' });
+    await expect(
+      asAgent(app, own, 'agent', { session_id: child, prompt: 'write pwned.txt' }),
+    ).rejects.toMatchObject({
+      code: 'forbidden',
+      message: expect.stringContaining('may not start sub-agents under a less restricted session'),
+    });
+    expect((await app.sessions.family(other)).map((s) => s.id)).toEqual([other]);
+    expect((await app.sessions.family(child)).map((s) => s.id)).toEqual([child]);
+  });
+
   it('queues no run of a mutating agent kind in a session held to a read-only kind', async () => {
     const { app, own } = await setup();
     await asOperator(app, 'update_session', { session_id: own, agent: 'plan' });

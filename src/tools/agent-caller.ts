@@ -11,6 +11,7 @@
 import { agentKinds } from '../agent/agent-kinds';
 import { SvcError } from '../errors';
 import type { Session } from '../sessions/session-store';
+import { type Caller, callerOf } from '../workflows/lineage';
 import type { ToolContext } from './core/types';
 
 /** The call is a model's tool call inside a run (not an operator's). */
@@ -87,6 +88,37 @@ export async function agentChildSession<
   }
   agentLoosening(ctx, own, { agent: held.agent });
   return held;
+}
+
+/**
+ * Refuses an agent's call that starts sub-agents (or forks, or fetch readers) under `sessionId`
+ * unless it is in the run's own family and not less restricted than the run's own session: a
+ * plan-mode run starts no sub-agent under a build-mode session (the sub-agent takes its parent's
+ * mode). Without `sessionId` the call works under the run's own session, which passes.
+ */
+export async function agentParent(
+  ctx: ToolContext,
+  sessionId: string | undefined,
+  what: string,
+): Promise<void> {
+  if (!byAgent(ctx) || !ctx.sessionId || !sessionId || sessionId === ctx.sessionId) return;
+  await agentScope(ctx, sessionId, what);
+  const [own, target] = await Promise.all([
+    ctx.app.sessions.require(ctx.sessionId),
+    ctx.app.sessions.require(sessionId),
+  ]);
+  if (own.mode === 'plan' && target.mode !== 'plan') {
+    throw new SvcError(
+      'forbidden',
+      `session_id: ${sessionId} is in ${target.mode} mode and this run's session ${own.id} in plan mode; the agent may not ${what} a less restricted session`,
+    );
+  }
+}
+
+/** The caller of a workflow tool (./workflow.ts, recipes, teams), checked by {@link agentParent}. */
+export async function scopedCaller(ctx: ToolContext, sessionId: string | undefined): Promise<Caller> {
+  await agentParent(ctx, sessionId, 'start sub-agents under');
+  return await callerOf(ctx.app, ctx, sessionId);
 }
 
 /** Refuses an agent's switch of the current session (the operator's default session). */

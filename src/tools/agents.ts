@@ -10,6 +10,7 @@ import type { RunResult } from '../agent/types';
 import { SvcError } from '../errors';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
+import { agentParent } from './agent-caller';
 import { defineTool } from './core/define-tool';
 
 export const listAgentKinds = defineTool({
@@ -82,6 +83,7 @@ export const agent = defineTool({
     const { app } = ctx;
     const parent = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
+    await agentParent(ctx, parent.id, 'start sub-agents under');
     const kind = agentKind(app.config, input.agent, 'subagent');
     const parentRun = ctx.runId ? await app.runs.get(ctx.runId) : undefined;
     const parentKind = ctx.agent ? app.agent.kinds().find((k) => k.id === ctx.agent) : undefined;

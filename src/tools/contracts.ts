@@ -103,6 +103,7 @@ export const contractWaiveObligation = defineTool({
   parity: false,
   run: async (ctx, input) => {
     const sessionId = await agentOrCurrentSession(ctx, input.session_id);
+    if (sessionId) await agentScope(ctx, sessionId, 'waive the contract of');
     const contract = await ctx.app.contracts.list(sessionId);
     const obligation = contract.obligations.find((o) => o.id === input.obligation_id);
     if (!obligation) {

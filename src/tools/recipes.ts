@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { RecipeRunResult, RecipeSummary, RecipeValidation } from '../recipes/recipe-service';
 import { sessionIdInput } from '../sessions/session-input';
-import { callerOf } from '../workflows/lineage';
+import { scopedCaller } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
 
@@ -67,7 +67,7 @@ export const runRecipe = defineTool({
   },
   run: async (ctx, input) =>
     ctx.app.recipes.run(input.name, input.params, {
-      caller: await callerOf(ctx.app, ctx, input.session_id),
+      caller: await scopedCaller(ctx, input.session_id),
       approve: opContext(ctx, 'bash').approve,
     }),
   toModelOutput: (r: RecipeRunResult) =>

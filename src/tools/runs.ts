@@ -293,10 +293,13 @@ export const forkAgentRun = defineTool({
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
   // The engine's fork (src/engine/fork.ts) without a step: up to the end of the run.
-  run: async (ctx, input) =>
-    await forkRun({ runs: ledgerOf(ctx.app), sessions: ctx.app.sessions }, input.run_id, {
+  run: async (ctx, input) => {
+    const source = await ctx.app.runs.get(input.run_id);
+    if (source) await agentScope(ctx, source.session_id, 'fork the runs of');
+    return await forkRun({ runs: ledgerOf(ctx.app), sessions: ctx.app.sessions }, input.run_id, {
       title: input.title,
-    }),
+    });
+  },
 });
 
 export const deleteAgentRun = defineTool({

@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { SvcError } from '../errors';
-import { callerOf } from '../workflows/lineage';
 import { runTeamTask, teamsStatus } from '../workflows/team-runner';
+import { scopedCaller } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import { agentField, maxParallel, sessionIdField, toolsField } from './workflow-fields';
 
@@ -132,7 +132,7 @@ export const createTeam = defineTool({
       ? await runTeamTask(
           app,
           app.workflows,
-          await callerOf(app, ctx, input.session_id),
+          await scopedCaller(ctx, input.session_id),
           team,
           input.task,
           input.max_parallel ?? app.config.options.workflows.max_parallel,

@@ -12,12 +12,12 @@ import { recipeParameterSchema } from '../recipes/recipe-schema';
 import { agenticFetch } from '../workflows/agentic-fetch';
 import { spawnAgentsOnCsv } from '../workflows/csv-runner';
 import { dagTaskSchema, executeDag } from '../workflows/dag-runner';
-import { callerOf } from '../workflows/lineage';
 import { orchestrateWorkflow } from '../workflows/orchestrator';
 import { analyzeRipple } from '../workflows/ripple';
 import { manageTemplate } from '../workflows/template-manager';
 import { workflowSteps } from '../workflows/workflow-definition';
 import { spawnWorktreeOverride } from '../workflows/worktree';
+import { scopedCaller } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
 import { createTeam, getTeamsStatus } from './teams';
@@ -82,7 +82,7 @@ export const spawnAgentsOnCsvTool = defineTool({
     spawnAgentsOnCsv(
       ctx.app,
       ctx.app.workflows,
-      await callerOf(ctx.app, ctx, input.session_id),
+      await scopedCaller(ctx, input.session_id),
       input,
       opContext(ctx, 'spawn_agents_on_csv').approve,
     ),
@@ -123,7 +123,7 @@ export const agenticFetchTool = defineTool({
   run: async (ctx, input) =>
     agenticFetch(
       ctx.app,
-      await callerOf(ctx.app, ctx, input.session_id),
+      await scopedCaller(ctx, input.session_id),
       {
         url: input.url,
         question: input.prompt,
@@ -163,7 +163,7 @@ export const executeDagTool = defineTool({
   parity: false,
   surfaces: { mcp: 'svc_execute_dag' },
   run: async (ctx, input) =>
-    executeDag(ctx.app, ctx.app.workflows, await callerOf(ctx.app, ctx, input.session_id), input),
+    executeDag(ctx.app, ctx.app.workflows, await scopedCaller(ctx, input.session_id), input),
   toModelOutput: (r) =>
     [
       `DAG ${r.status} (dag_run_id ${r.dag_run_id}, run ${r.run_id}).`,
@@ -199,7 +199,7 @@ export const orchestrateWorkflowTool = defineTool({
     orchestrateWorkflow(
       ctx.app,
       { workflows: ctx.app.workflows, recipes: ctx.app.recipes },
-      await callerOf(ctx.app, ctx, input.session_id),
+      await scopedCaller(ctx, input.session_id),
       {
         name: input.name,
         params: input.params,
@@ -346,7 +346,7 @@ export const spawnWorktreeOverrideTool = defineTool({
   parity: false,
   surfaces: { mcp: 'svc_spawn_worktree_override' },
   run: async (ctx, input) =>
-    spawnWorktreeOverride(ctx.app, ctx.app.workflows, await callerOf(ctx.app, ctx, input.session_id), input),
+    spawnWorktreeOverride(ctx.app, ctx.app.workflows, await scopedCaller(ctx, input.session_id), input),
   toModelOutput: (r) =>
     [
       `Worktree sub-agent ${r.status} (run ${r.run_id}).`,
