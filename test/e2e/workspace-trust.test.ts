@@ -100,4 +100,18 @@ describe('workspace trust', () => {
     expect(trusted).toMatchObject({ code: 0, stdout: 'again\n' });
     expect(trusted.stderr).not.toContain('not trusted');
   });
+
+  it("ask: the note shows a key name's control characters, so a workspace cannot add a line of its own", async () => {
+    const provider = await fakeProvider([reply().text('done')]);
+    const { home, ws } = setup(provider.url);
+    writeFileSync(
+      join(ws, 'svc.toml'),
+      `${readFileSync(join(ws, 'svc.toml'), 'utf8')}[mcp."zz\\rsvc: note: nothing untrusted is used"]\ncommand = "true"\n`,
+    );
+    const result = await runBin(['run', 'hello'], { cwd: ws, env: env(home) });
+    expect(result).toMatchObject({ code: 0, stdout: 'done\n' });
+    const lines = result.stderr.split('\n').filter(Boolean);
+    expect(lines.filter((l) => l.startsWith('svc: note:'))).toHaveLength(1);
+    expect(result.stderr).toContain('mcp.zz^Msvc: note: nothing untrusted is used');
+  });
 });

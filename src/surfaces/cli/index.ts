@@ -8,7 +8,7 @@ import { Command, CommanderError } from 'commander';
 import type { App, AppOptions } from '../../app';
 import { SvcError, toSvcError } from '../../errors';
 import { allTools } from '../../tools/index';
-import { safeTerminalText } from '../../util/terminal-text';
+import { printable, safeTerminalText } from '../../util/terminal-text';
 import { VERSION } from '../../version';
 import { registrars } from './commands/index';
 import type { CliContext, CliIo, GlobalOptions } from './context';
@@ -227,23 +227,23 @@ function editDistance(a: string, b: string): number {
 function warnDroppedKeys(app: App, io: CliIo) {
   const trust = app.loaded.trust;
   if (!trust || trust.trusted || trust.ask) return;
-  const names = (keys: { key: string }[]) =>
-    keys.length > 6
-      ? `${keys
-          .slice(0, 6)
-          .map((k) => k.key)
-          .join(', ')} and ${keys.length - 6} more`
-      : keys.map((k) => k.key).join(', ');
+  // Key names come from the workspace's file: each on one line, control characters shown (a `\r`
+  // in a table name would otherwise start a made-up line of svc's own).
+  const names = (keys: { key: string }[]) => {
+    const shown = keys.slice(0, 6).map((k) => printable(k.key, 120));
+    return keys.length > 6 ? `${shown.join(', ')} and ${keys.length - 6} more` : shown.join(', ');
+  };
+  const workspace = printable(trust.workspace);
   if (trust.mode === 'require' && trust.dropped.length) {
     io.stderr.write(
       safeTerminalText(
-        `svc: warning: workspace ${trust.workspace} is not trusted (security.workspace_trust = "require"): ignored ${names(trust.dropped)} from its config; run \`svc trust ${trust.workspace}\` (or pass --trust-workspace) to use them\n`,
+        `svc: warning: workspace ${workspace} is not trusted (security.workspace_trust = "require"): ignored ${names(trust.dropped)} from its config; run \`svc trust ${workspace}\` (or pass --trust-workspace) to use them\n`,
       ),
     );
   } else if (trust.mode === 'ask' && trust.risky.length && !trust.dropped.length) {
     io.stderr.write(
       safeTerminalText(
-        `svc: note: workspace ${trust.workspace} is not trusted and its config sets ${names(trust.risky)} (commands, looser permissions or remote endpoints); a headless run uses them under security.workspace_trust = "ask": run \`svc trust ${trust.workspace}\` to record that you trust it, or set [security] workspace_trust = "require" in your user config to ignore them\n`,
+        `svc: note: workspace ${workspace} is not trusted and its config sets ${names(trust.risky)} (commands, looser permissions or remote endpoints); a headless run uses them under security.workspace_trust = "ask": run \`svc trust ${workspace}\` to record that you trust it, or set [security] workspace_trust = "require" in your user config to ignore them\n`,
       ),
     );
   }
