@@ -1,10 +1,12 @@
 /**
  * Limits over the session event streams together (`[services.http]`): the bytes all of them hold
  * for their clients (`sse_max_buffered_bytes`) and the streams one session may have open
- * (`sse_max_streams_per_session`). Past either, the slowest stream (the most bytes waiting; of
+ * (`sse_max_streams_per_session`). Past the bytes, the slowest stream (the most bytes waiting; of
  * equals, the oldest) is dropped with a `dropped` event naming the limit (`SseStream.drop`): the
  * client reconnects with `Last-Event-ID` and misses nothing. Clients that keep up hold next to
- * nothing and are never the slowest while another one lags.
+ * nothing and are never the slowest while another one lags. Past the streams, one at least `STEP`
+ * behind gives way; when none is, the new stream is the one dropped (so opening streams cannot push
+ * another client's up-to-date stream out).
  *
  * The total is summed only when a stream's own backlog has grown by another `STEP` since it was
  * last summed for it: a stream that keeps up never sums, a stalled one sums once per `STEP`.
@@ -92,12 +94,21 @@ export function createSseBudget(options: SseBudgetOptions): SseBudget {
         if (own.size === 0 && groups.get(group) === own) groups.delete(group);
       });
       while (own.size > options.maxStreamsPerSession) {
-        const victim = slowest(own, stream);
-        if (!victim) break;
-        victim.drop(
+        // One that lags gives way (a client gone quiet); else the newcomer is not served: keeping
+        // streams open must not let a client push others' up-to-date streams out.
+        const lagging = slowest(own, stream);
+        if (lagging && lagging.backlog >= STEP) {
+          lagging.drop(
+            'stream_limit',
+            `more than ${options.maxStreamsPerSession} event streams open for this session ([services.http] sse_max_streams_per_session) and this one was the furthest behind`,
+          );
+          continue;
+        }
+        stream.drop(
           'stream_limit',
-          `more than ${options.maxStreamsPerSession} event streams open for this session ([services.http] sse_max_streams_per_session) and this one was the slowest`,
+          `${options.maxStreamsPerSession} event streams are open for this session already ([services.http] sse_max_streams_per_session) and none is behind; close one`,
         );
+        break;
       }
     },
   };
