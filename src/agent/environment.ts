@@ -5,8 +5,9 @@
  * @module
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { readRegularFile } from '../workspace/file-io';
 import { guardEnv, guardedArgs } from '../workspace/git-guard';
 
 export interface GitSummary {
@@ -236,7 +237,9 @@ function readContextFiles(workspace: string, names: readonly string[]): ContextR
         if (!st?.isFile()) continue;
         // Stamped before the read: a write after it moves the mtime past the stamp.
         stamps.push(stampOf(full, st) as Stamp);
-        const buffer = readFileSync(full);
+        // Non-blocking, checked on the open file, and no more than is kept (+1 to tell it was cut):
+        // a file swapped for a FIFO after the stat, or a huge sparse one, holds nothing up.
+        const buffer = readRegularFile(full, CONTEXT_FILE_MAX_BYTES + 1);
         const truncated = buffer.length > CONTEXT_FILE_MAX_BYTES;
         files.push({
           path: relative(workspace, full) || name,

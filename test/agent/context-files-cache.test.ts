@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -88,5 +88,19 @@ describe('context files outside a repository', () => {
     } finally {
       rmSync(outside, { recursive: true, force: true });
     }
+  });
+});
+
+describe('context files that are too big', () => {
+  it('a 3 GiB (sparse) AGENTS.md gives its first 32 KiB, read no further', () => {
+    const file = join(workspace, 'AGENTS.md');
+    writeFileSync(file, `# pkg rules\n${'x'.repeat(40_000)}`);
+    // Past what one read of the whole file can hold (2 GiB): read whole, it was skipped.
+    truncateSync(file, 3 * 1024 ** 3);
+    const files = findContextFiles(workspace, NAMES);
+    const pkg = files.find((f) => f.path === 'AGENTS.md');
+    expect(pkg?.truncated).toBe(true);
+    expect(pkg?.content.startsWith('# pkg rules\nxxx')).toBe(true);
+    expect(pkg?.content.length).toBe(32 * 1024);
   });
 });
