@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
 import { openerCommand } from '../../src/surfaces/cli/commands/mcp';
-import { runCli } from '../../src/surfaces/cli/index';
 import { invokeTool } from '../../src/tools/core/call-tool';
+import { appCli } from '../helpers/app-cli';
 import { approveInBrowser, fakeMcpHttpServer } from '../helpers/fake-mcp-server';
 import { makeTestApp } from '../helpers/make-test-app';
 
@@ -24,22 +24,7 @@ async function settle(app: App) {
 }
 const status = (app: App, id: string) => app.mcpClients.status(id)[0];
 
-async function cli(app: App, args: string[], onStderr?: (text: string) => void) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli([...args, '--cwd', app.workspace, '--data-dir', app.dataDir], {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: {
-      write: (s: string) => {
-        stderr += s;
-        onStderr?.(stderr);
-      },
-    },
-    env: app.env as Record<string, string | undefined>,
-    cwd: app.workspace,
-  });
-  return { code, stdout, stderr };
-}
+const cli = appCli;
 
 describe('MCP client: HTTP servers', () => {
   it('connects to a streamable HTTP server with headers and calls its tools', async () => {

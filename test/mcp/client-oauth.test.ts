@@ -16,27 +16,12 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app';
-import { runCli } from '../../src/surfaces/cli/index';
 import { invokeTool } from '../../src/tools/core/call-tool';
+import { appCli } from '../helpers/app-cli';
 import { approveInBrowser, type FakeMcpHttpOptions, fakeMcpHttpServer } from '../helpers/fake-mcp-server';
 import { makeTestApp } from '../helpers/make-test-app';
 
-async function cli(app: App, args: string[], onStderr?: (text: string) => void) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli([...args, '--cwd', app.workspace, '--data-dir', app.dataDir], {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: {
-      write: (s: string) => {
-        stderr += s;
-        onStderr?.(stderr);
-      },
-    },
-    env: app.env as Record<string, string | undefined>,
-    cwd: app.workspace,
-  });
-  return { code, stdout, stderr };
-}
+const cli = appCli;
 
 /** Runs `svc mcp auth secure` and plays the browser once the authorization URL is shown. */
 async function authorize(app: App, beforeApproving?: (url: string) => Promise<void>) {
