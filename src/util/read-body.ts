@@ -1,6 +1,6 @@
 /**
- * Read a fetch `Response` body chunk by chunk up to a byte cap: the one place svc reads an
- * untrusted peer's answer into memory. Past the cap the stream is cancelled (the rest is never
+ * Read a fetch `Response` (or `Request`) body chunk by chunk up to a byte cap: the one place svc
+ * reads an untrusted peer's answer (or an MCP client's request) into memory. Past the cap the stream is cancelled (the rest is never
  * downloaded) and the caller gets the first `maxBytes` bytes with `truncated` set; the web tool
  * keeps the truncated page, the A2A client refuses it. Read errors (a timeout, a reset) propagate
  * for the caller to name.
@@ -13,7 +13,10 @@ export interface CappedBody {
   truncated: boolean;
 }
 
-export async function readBodyCapped(response: Response, maxBytes: number): Promise<CappedBody> {
+export async function readBodyCapped(
+  response: Pick<Response, 'body'>,
+  maxBytes: number,
+): Promise<CappedBody> {
   if (!response.body) return { body: Buffer.alloc(0), truncated: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -23,6 +23,7 @@ import type { App } from '../../src/app';
 import { SvcError } from '../../src/errors';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { checkOperatingMode, resolveExposedTools } from '../../src/surfaces/mcp/exposed-tools';
+import { MCP_MAX_BODY_BYTES } from '../../src/surfaces/mcp/http-transport';
 import { createMcpServer } from '../../src/surfaces/mcp/server';
 import { startMcpService } from '../../src/surfaces/mcp/service';
 import { type AnyTool, defineTool } from '../../src/tools/core/define-tool';
@@ -491,5 +492,45 @@ describe('svc service start mcp, streamable HTTP', () => {
       await answerOf(second, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'),
     ).toBe('');
     expect(await stalled).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('MCP-HTTP-LIMITS-2: a request body past MCP_MAX_BODY_BYTES is a 413, declared or chunked, in a session too', async () => {
+    const app = await appWith(['svc_capabilities']);
+    const service = await startMcpService(app, { transport: 'http', port: 0, token: 'tok-abcdef123' });
+    onTestFinished(() => service.close());
+    const headers = {
+      authorization: 'Bearer tok-abcdef123',
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    const big = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"t":"${'a'.repeat(MCP_MAX_BODY_BYTES)}"}}}`;
+    const declared = await fetch(service.url!, { method: 'POST', headers, body: big });
+    expect(declared.status).toBe(413);
+    expect((await declared.json()).error.message).toContain(`larger than ${MCP_MAX_BODY_BYTES} bytes`);
+    const client = new Client({ name: 't', version: '1' });
+    const transport = new StreamableHTTPClientTransport(new URL(service.url!), {
+      requestInit: { headers: { authorization: 'Bearer tok-abcdef123' } },
+    });
+    await client.connect(transport);
+    onTestFinished(() => client.close());
+    const chunked = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const piece = new TextEncoder().encode('a'.repeat(1024 * 1024));
+        controller.enqueue(
+          new TextEncoder().encode('{"jsonrpc":"2.0","id":2,"method":"ping","params":{"t":"'),
+        );
+        for (let i = 0; i < 11; i++) controller.enqueue(piece);
+        controller.enqueue(new TextEncoder().encode('"}}'));
+        controller.close();
+      },
+    });
+    const inSession = await fetch(service.url!, {
+      method: 'POST',
+      headers: { ...headers, 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18' },
+      body: chunked,
+      duplex: 'half',
+    } as RequestInit);
+    expect(inSession.status).toBe(413);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('svc_capabilities');
   });
 });

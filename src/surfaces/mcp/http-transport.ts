@@ -14,6 +14,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Hono } from 'hono';
 import { SvcError } from '../../errors';
 import type { Logger } from '../../log';
+import { readBodyCapped } from '../../util/read-body';
 import { bearerAuth, openRouteRefusal } from '../http/auth';
 import { type ConnectionLimits, connectionOptions, limitConnections } from '../http/connection-limits';
 
@@ -52,15 +53,14 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttpHand
     if (sessionId) {
       const transport = transports.get(sessionId);
       if (!transport) return rpcError(404, 'Session not found');
-      return transport.handleRequest(request);
+      if (request.method !== 'POST') return transport.handleRequest(request);
+      const read = await readJson(request);
+      return read instanceof Response ? read : transport.handleRequest(request, { parsedBody: read.body });
     }
     if (request.method !== 'POST') return rpcError(400, 'Bad Request: no valid mcp-session-id header');
-    let body: unknown;
-    try {
-      body = await request.json();
-    } catch {
-      return rpcError(400, 'Parse error: the body is not JSON', -32700);
-    }
+    const read = await readJson(request);
+    if (read instanceof Response) return read;
+    const body = read.body;
     const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
     if (!initializing) return rpcError(400, 'Bad Request: no valid mcp-session-id header');
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
@@ -135,6 +135,36 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttpHand
       });
     },
   };
+}
+
+/** The most an MCP client's request body may hold: a tool call's arguments, not a data set. */
+export const MCP_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/**
+ * A POST's JSON body, read no further than `MCP_MAX_BODY_BYTES` (a larger one is a 413, refused
+ * by its declared length before it is read), or the error response.
+ */
+async function readJson(request: Request): Promise<{ body: unknown } | Response> {
+  const tooBig = () =>
+    rpcError(
+      413,
+      `Request body larger than ${MCP_MAX_BODY_BYTES} bytes: send smaller tool arguments (a large input belongs in a file in the workspace)`,
+    );
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  if (declared > MCP_MAX_BODY_BYTES) return tooBig();
+  let text: string;
+  try {
+    const read = await readBodyCapped(request, MCP_MAX_BODY_BYTES);
+    if (read.truncated) return tooBig();
+    text = read.body.toString('utf8');
+  } catch {
+    return rpcError(400, 'Bad Request: the body could not be read', -32700);
+  }
+  try {
+    return { body: JSON.parse(text) as unknown };
+  } catch {
+    return rpcError(400, 'Parse error: the body is not JSON', -32700);
+  }
 }
 
 function rpcError(status: number, message: string, code = -32000): Response {
