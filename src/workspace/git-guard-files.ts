@@ -5,8 +5,9 @@
  * are in the workspace's `.git`), and svc runs git outside the sandbox.
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { readRegularFile } from './file-io';
 
 /** The directory a path leads to through its symlinks, itself when it does not exist. */
 export function realOrSelf(path: string): string {
@@ -19,22 +20,14 @@ export function realOrSelf(path: string): string {
 
 /**
  * The first `max` bytes of a regular file, '' when it is missing or not a regular file. Opened
- * without waiting (`O_NONBLOCK`), so a FIFO swapped in after a check cannot stop svc's process in
- * `open`.
+ * without waiting (`readRegularFile`), so a FIFO swapped in after a check cannot stop svc's process
+ * in `open`.
  */
 export function readSmall(path: string, max = 4096): string {
-  let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    return readRegularFile(path, max).toString('utf8');
   } catch {
     return '';
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return '';
-    const buffer = Buffer.alloc(max);
-    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('utf8');
-  } finally {
-    closeSync(fd);
   }
 }
 
