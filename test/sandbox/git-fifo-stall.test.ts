@@ -13,15 +13,7 @@ import { gitSummary } from '../../src/agent/environment';
 import { readGitState } from '../../src/observe/git-state';
 import { createGitRunner, gitVerb } from '../../src/workspace/git';
 import { toolHarness } from '../tools/harness';
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, { cwd, stdio: 'pipe', encoding: 'utf8' });
-
-function commitOne(ws: string): void {
-  writeFileSync(join(ws, 'a.txt'), 'one\n');
-  git(ws, 'add', '-A');
-  git(ws, 'commit', '-q', '-m', 'one');
-}
+import { commitOne } from './git-setup';
 
 describe('svc git: a FIFO where git opens a file stops no checkpoint or readout', () => {
   it.runIf(process.platform === 'linux')(

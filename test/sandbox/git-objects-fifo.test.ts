@@ -14,9 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { gitSummary } from '../../src/agent/environment';
 import { createGitRunner } from '../../src/workspace/git';
 import { toolHarness } from '../tools/harness';
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, { cwd, stdio: 'pipe', encoding: 'utf8' });
+import { commitOne, git } from './git-setup';
 
 /** Another repository on the machine holding a secret blob; its object id. */
 function victimBlob(): { objects: string; blob: string } {
@@ -29,12 +27,6 @@ function victimBlob(): { objects: string; blob: string } {
     objects: join(victim, '.git', 'objects'),
     blob: git(victim, 'rev-parse', 'HEAD:secret.txt').trim(),
   };
-}
-
-function commitOne(ws: string): void {
-  writeFileSync(join(ws, 'a.txt'), 'one\n');
-  git(ws, 'add', '-A');
-  git(ws, 'commit', '-q', '-m', 'one');
 }
 
 describe("svc git: the workspace repository's objects only", () => {

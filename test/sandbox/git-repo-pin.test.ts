@@ -24,16 +24,7 @@ import { describe, expect, it } from 'vitest';
 import { gitSummary } from '../../src/agent/environment';
 import { createGitRunner } from '../../src/workspace/git';
 import { toolHarness } from '../tools/harness';
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, { cwd, stdio: 'pipe', encoding: 'utf8' });
-
-/** A first commit holding `a.txt`. */
-function commitOne(ws: string): void {
-  writeFileSync(join(ws, 'a.txt'), 'one\n');
-  git(ws, 'add', '-A');
-  git(ws, 'commit', '-q', '-m', 'one');
-}
+import { commitOne, git } from './git-setup';
 
 describe('svc git: no transport, the workspace repository only', () => {
   it('a promisor remote uploadpack never runs: the git summary, a checkpoint and a snapshot start no fetch', async () => {
