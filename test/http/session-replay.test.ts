@@ -118,7 +118,7 @@ async function until(what: string, predicate: () => boolean, timeoutMs = 30_000)
 const pad = (n: number) => 'x'.repeat(n);
 
 describe('session event replay in pages', () => {
-  it('EVT-REPLAY-1: an old Last-Event-ID is replayed from the log page by page, exactly, then live', async () => {
+  it('EVT-08 / EVT-REPLAY-1: an old Last-Event-ID is replayed from the log page by page, exactly, then live', async () => {
     const { app, session, port } = await serve();
     const created = (await app.bus.retained(session.id))[0];
     const total = 3 * REPLAY_PAGE + 7;
