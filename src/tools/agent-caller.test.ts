@@ -206,6 +206,62 @@ describe('what the agent may do to sessions', () => {
     expect(await app.agent.queue(own)).toHaveLength(0);
   });
 
+  it('gives no run it starts, prepares or schedules a tool its own agent kind withholds', async () => {
+    const app = await makeTestApp({
+      config: { agents: { reviewer: { tools: { deny: ['bash', 'write'] } } } },
+    });
+    const own = (await app.agent.createSession({ title: 'own', agent: 'reviewer' })).id;
+    const other = (await app.agent.createSession({ title: 'other' })).id;
+    const run = await app.runs.create({
+      session_id: own,
+      family_session_id: own,
+      agent: 'reviewer',
+      origin: 'api',
+      prompt: 'review',
+    });
+    const call = (name: string, input: Record<string, unknown>) =>
+      invokeTool(app, name, input, { surface: 'agent', sessionId: own, runId: run.id, ask: async () => {} });
+    const wider = expect.stringMatching(
+      /a run of agent kind build could use .*bash.*which this run \(agent kind reviewer\) cannot/,
+    );
+    for (const [name, input] of [
+      ['update_session', { agent: 'build' }],
+      ['create_session', { agent: 'build' }],
+      ['message', { action: 'send', text: 'go', agent: 'build' }],
+      ['queue_enqueue', { prompt: 'go', agent: 'build', start: false }],
+      ['schedule', { action: 'create', name: 'later', prompt: 'go', cron: '0 3 * * *', agent: 'build' }],
+    ] as const) {
+      await expect(call(name, input), name).rejects.toMatchObject({ code: 'forbidden', message: wider });
+    }
+    expect((await app.sessions.require(own)).agent).toBe('reviewer');
+    await expect(call('agent', { prompt: 'run the tests', tools: ['bash'] })).rejects.toMatchObject({
+      code: 'forbidden',
+      message: expect.stringContaining('a sub-agent never gets more tools than its parent'),
+    });
+    await expect(
+      call('schedule', {
+        action: 'create',
+        name: 'there',
+        prompt: 'go',
+        cron: '0 3 * * *',
+        session_id: other,
+      }),
+    ).rejects.toMatchObject({ code: 'forbidden', message: expect.stringContaining(`session_id: ${other}`) });
+    expect(await app.scheduler.store.list()).toHaveLength(0);
+    // A session it creates keeps its kind, and a prompt to it runs under that kind.
+    const made = (await call('create_session', { title: 'helper' })) as { session: { id: string } };
+    expect(await app.sessions.require(made.session.id)).toMatchObject({ parent_id: own, agent: 'reviewer' });
+    await call('queue_enqueue', { session_id: made.session.id, prompt: 'go', start: false });
+    // A session of the family at the default kind takes no prompt from it.
+    const wide = (await asOperator(app, 'create_session', { parent_id: own })).session.id;
+    await expect(call('message', { action: 'send', session_id: wide, text: 'go' })).rejects.toMatchObject({
+      code: 'forbidden',
+      message: wider,
+    });
+    await asOperator(app, 'update_session', { session_id: own, agent: 'build' });
+    expect((await app.sessions.require(own)).agent).toBe('build');
+  });
+
   it("does not switch the current session, nor cancel another session's runs", async () => {
     const { app, own, other } = await setup();
     await expect(asAgent(app, own, 'switch_session', { session_id: other })).rejects.toMatchObject({

@@ -11,7 +11,7 @@
 import { agentKinds } from '../agent/agent-kinds';
 import { SvcError } from '../errors';
 import type { Session } from '../sessions/session-store';
-import { type Caller, callerOf } from '../workflows/lineage';
+import { type Caller, callerOf, kindTools, toolCeiling } from '../workflows/lineage';
 import type { ToolContext } from './core/types';
 
 /** The call is a model's tool call inside a run (not an operator's). */
@@ -61,6 +61,34 @@ export function agentLoosening(
 }
 
 /**
+ * Refuses an agent's call that would have a run of agent kind `kindId` (a prompt it sends or
+ * queues, a session it creates or re-kinds, a job it schedules) use a tool the calling run does
+ * not have: a kind's restrictions (`[agents.<id>.tools]`, read-only, a sub-agent's or a task's
+ * narrower set) are left by the user, never by the agent. Both sets are computed in the run's own
+ * session, so only the kinds differ.
+ */
+export async function agentKindWithin(ctx: ToolContext, kindId: string, field = 'agent'): Promise<void> {
+  if (!byAgent(ctx) || !ctx.runId) return;
+  const { app } = ctx;
+  const run = await app.runs.get(ctx.runId);
+  if (!run) return;
+  // An unknown kind is refused where it is used, with the list of known ones.
+  if (!app.agent.kinds().some((k) => k.id === kindId)) return;
+  const [ceiling, wanted] = await Promise.all([
+    toolCeiling(app, run.id),
+    kindTools(app, run.session_id, kindId, { yolo: run.options.yolo }),
+  ]);
+  const have = new Set(ceiling);
+  const extra = wanted.filter((name) => !have.has(name));
+  if (extra.length === 0) return;
+  const shown = extra.slice(0, 6).join(', ') + (extra.length > 6 ? `, … (${extra.length} in all)` : '');
+  throw new SvcError(
+    'forbidden',
+    `${field}: a run of agent kind ${kindId} could use ${shown}, which this run (agent kind ${run.agent}${run.origin === 'subagent' ? ', a sub-agent' : ''}) cannot; the agent never starts or prepares a run with more tools than its own (the user can, over HTTP, MCP, the CLI or the TUI)`,
+  );
+}
+
+/**
  * What a session the agent creates may be: a child in its own family (so it can prompt it, and
  * `delete_session` of its own session takes it along), never less restricted than the run's own
  * session: under plan mode or a read-only agent kind the new session inherits them, and asking
@@ -78,7 +106,8 @@ export async function agentChildSession<
     ...input,
     parent_id: parent,
     mode: input.mode ?? (own.mode === 'plan' ? 'plan' : undefined),
-    agent: input.agent ?? (ownKind?.read_only ? own.agent : undefined),
+    // The run's own session's kind, unless it is a sub-agent kind (which drives no session's runs).
+    agent: input.agent ?? (ownKind && ownKind.mode !== 'subagent' ? own.agent : undefined),
   };
   if (own.mode === 'plan' && held.mode === 'build') {
     throw new SvcError(
@@ -87,6 +116,7 @@ export async function agentChildSession<
     );
   }
   agentLoosening(ctx, own, { agent: held.agent });
+  await agentKindWithin(ctx, held.agent ?? 'build');
   return held;
 }
 

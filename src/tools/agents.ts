@@ -10,6 +10,7 @@ import type { RunResult } from '../agent/types';
 import { SvcError } from '../errors';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
+import { callerOf, narrowTools } from '../workflows/lineage';
 import { agentParent } from './agent-caller';
 import { defineTool } from './core/define-tool';
 
@@ -79,7 +80,7 @@ export const agent = defineTool({
   surfaces: { mcp: 'svc_agent' },
   // Calls change state (sessions, runs, plans): nothing for the parity walker to compare.
   parity: false,
-  run: async (ctx, input): Promise<RunResult & { child_session_id: string }> => {
+  run: async (ctx, input): Promise<RunResult & { child_session_id: string; tools_dropped?: string[] }> => {
     const { app } = ctx;
     const parent = (await resolveSession(app, input, { onMissing: 'current', context: ctx.sessionId }))
       .session;
@@ -93,6 +94,10 @@ export const agent = defineTool({
         `agent: a read-only agent (${parentKind.id}) can only start read-only sub-agents such as explore, not ${kind.id}`,
       );
     }
+    // A sub-agent never gets more than the agent that started it (./workflow.ts does the same):
+    // the task's tools, or the kind's own set, within the calling run's effective tools.
+    const { ceiling } = await callerOf(app, ctx, parent.id);
+    const narrowed = narrowTools(app, input.tools, ceiling, 'tools');
     // At most the genome's max_parallel_agents children of one session family run at once.
     const release = await app.adaptive?.acquireSpawnSlot(parent.id, ctx.signal);
     const result = await app.agent
@@ -102,13 +107,17 @@ export const agent = defineTool({
         prompt: input.prompt,
         agent: kind.id,
         title: input.description,
-        tools: input.tools,
+        tools: narrowed.tools,
         signal: ctx.signal,
         yolo: parentRun?.options.yolo,
         unattended: parentRun?.options.unattended,
       })
       .finally(() => release?.());
-    return { ...result, child_session_id: result.session_id };
+    return {
+      ...result,
+      child_session_id: result.session_id,
+      ...(narrowed.dropped.length ? { tools_dropped: narrowed.dropped } : {}),
+    };
   },
   toModelOutput: (result) => {
     if (result.status === 'completed') return result.text || '(the sub-agent finished without an answer)';

@@ -10,7 +10,7 @@ import { SvcError } from '../errors';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import type { MessagePart } from '../sessions/session-store';
-import { agentLoosening, agentScope } from './agent-caller';
+import { agentKindWithin, agentLoosening, agentScope } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import type { ToolHost } from './core/types';
 import { busyGuard } from './session-guards';
@@ -65,6 +65,7 @@ export const message = defineTool({
           .session;
         await agentScope(ctx, session.id, 'send prompts to');
         agentLoosening(ctx, session, { agent: input.agent });
+        await agentKindWithin(ctx, input.agent ?? session.agent);
         const wait = input.wait || ctx.surface === 'cli';
         if (wait && session.id === ctx.sessionId) {
           throw new SvcError(

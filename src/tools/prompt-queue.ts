@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
-import { agentLoosening, agentScope } from './agent-caller';
+import { agentKindWithin, agentLoosening, agentScope } from './agent-caller';
 import { defineTool } from './core/define-tool';
 import { route, SESSION_ROUTES } from './session-routes';
 
@@ -73,6 +73,7 @@ export const queueEnqueue = defineTool({
       .session;
     await agentScope(ctx, session.id, 'queue prompts for');
     agentLoosening(ctx, session, { agent: input.agent });
+    await agentKindWithin(ctx, input.agent ?? session.agent);
     const sent = await app.agent.enqueue({
       sessionId: session.id,
       prompt: input.prompt,

@@ -11,8 +11,9 @@ import type { Schedule } from '../scheduler/schedule-store';
 import { recipeToolAvailable } from '../scheduler/scheduler';
 import { sessionIdInput } from '../sessions/session-input';
 import { printable } from '../util/terminal-text';
+import { agentKindWithin, agentScope, byAgent } from './agent-caller';
 import { defineTool } from './core/define-tool';
-import type { ToolHost } from './core/types';
+import type { ToolContext, ToolHost } from './core/types';
 
 const scheduleActions = ['create', 'list', 'inspect', 'run', 'pause', 'unpause', 'update', 'delete'] as const;
 const MUTATING = new Set(['create', 'run', 'pause', 'unpause', 'update', 'delete']);
@@ -190,6 +191,7 @@ export const schedule = defineTool({
   },
   run: async (ctx, input) => {
     const { app } = ctx;
+    if (input.action === 'create' || input.action === 'update') await agentJobScope(ctx, input);
     if (MUTATING.has(input.action)) {
       await ctx.ask({
         tool: 'schedule',
@@ -323,6 +325,28 @@ export async function autopilotRunner(app: ToolHost) {
   }));
   const here = app.autopilot.state.running;
   return { available: here || daemons.length > 0, worker_here: here, daemons };
+}
+
+/**
+ * A model's call (./agent-caller.ts) schedules runs only in its own session family and of an agent
+ * kind within its own tools: a job fires later, unattended, with the tools of its kind, so a
+ * restricted run could otherwise prepare a run with more than it has. A recipe's steps may be of
+ * any kind, so a recipe job is held to `build`'s tools.
+ */
+async function agentJobScope(
+  ctx: ToolContext,
+  input: { schedule_id?: string; session_id?: string; agent?: string; recipe?: string },
+): Promise<void> {
+  if (!byAgent(ctx)) return;
+  const existing = input.schedule_id ? await ctx.app.scheduler.store.require(input.schedule_id) : undefined;
+  const sessionId = input.session_id ?? existing?.session_id ?? undefined;
+  if (sessionId) await agentScope(ctx, sessionId, 'schedule runs in');
+  const session = sessionId ? await ctx.app.sessions.get(sessionId) : undefined;
+  const recipe = input.recipe ?? existing?.recipe ?? undefined;
+  await agentKindWithin(
+    ctx,
+    recipe ? 'build' : (input.agent ?? existing?.agent ?? session?.agent ?? 'build'),
+  );
 }
 
 export async function inspectSchedule(app: ToolHost, idOrName: string) {

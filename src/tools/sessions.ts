@@ -13,7 +13,13 @@ import { SvcError } from '../errors';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import { sessionSummary, sessionView } from '../sessions/session-views';
-import { agentChildSession, agentLoosening, agentNoSwitch, agentScope } from './agent-caller';
+import {
+  agentChildSession,
+  agentKindWithin,
+  agentLoosening,
+  agentNoSwitch,
+  agentScope,
+} from './agent-caller';
 import { defineTool } from './core/define-tool';
 import { message } from './messages';
 import { getPromptQueueStatus, queueEnqueue } from './prompt-queue';
@@ -198,6 +204,7 @@ export const updateSession = defineTool({
     if (input.agent) agentKind(app.config, input.agent, 'primary');
     await agentScope(ctx, session.id, 'change');
     agentLoosening(ctx, session, input);
+    if (input.agent && input.agent !== session.agent) await agentKindWithin(ctx, input.agent);
     if (input.model) await app.models.resolve({ selector: input.model });
     const { session_id: _ignored, ...patch } = input;
     if (Object.keys(patch).length === 0) {

@@ -65,16 +65,33 @@ export async function callerOf(deps: CallerDeps, ctx: CallerContext, sessionId?:
 /** The effective tool names of a run, as its loop computes them before each step. */
 export async function toolCeiling(deps: CallerDeps, runId: string): Promise<string[]> {
   const run = await deps.runs.require(runId);
-  const kind = deps.agent.kinds().find((k) => k.id === run.agent);
+  return await kindTools(deps, run.session_id, run.agent, {
+    subagent: run.origin === 'subagent',
+    yolo: run.options.yolo,
+    tools: run.options.tools,
+  });
+}
+
+/**
+ * The effective tool names a run of agent kind `kindId` would have in `sessionId`'s funnel: the
+ * kind's policies (read-only, `[agents.<id>.tools]`), a sub-agent's, a task's own narrowing.
+ */
+export async function kindTools(
+  deps: CallerDeps,
+  sessionId: string,
+  kindId: string | undefined,
+  options: { subagent?: boolean; yolo?: boolean; tools?: string[] } = {},
+): Promise<string[]> {
+  const kind = kindId === undefined ? undefined : deps.agent.kinds().find((k) => k.id === kindId);
   const policies: ToolPolicy[] = [
-    ...(kind ? kindPolicies(kind, { subagent: run.origin === 'subagent' }) : []),
-    ...onlyTools(run.options.tools),
+    ...(kind ? kindPolicies(kind, { subagent: options.subagent }) : []),
+    ...onlyTools(options.tools),
   ];
   return effectiveNames(
     deps.funnel(
-      await deps.funnelContext(run.session_id, {
+      await deps.funnelContext(sessionId, {
         ...(kind ? { agent: kind.id } : {}),
-        yolo: run.options.yolo,
+        yolo: options.yolo,
         policies,
       }),
     ),
