@@ -5,7 +5,9 @@
  * - a token that no longer works (the service restarted with another) sends the page back to
  *   sign-in with the reason;
  * - under a path prefix (`/svc/`) the page loads its assets and talks to the API through it;
- * - the readouts render as views with their raw JSON one click away, the same JSON as the API.
+ * - the readouts render as views with their raw JSON one click away, the same JSON as the API;
+ * - a prompt the server refused (413, 503) leaves the transcript and stays in the prompt box, with
+ *   the reason; the transcript then holds only what the server took, before and after a reload.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,6 +81,64 @@ describe('web UI failures', () => {
     await shot(page, '22-token-expired');
     await signIn(page, 'a-brand-new-token-7c2e');
     await page.getByRole('link', { name: /kept/ }).waitFor();
+  });
+
+  it('takes a refused prompt out of the transcript and leaves it in the prompt box', {
+    timeout: 120_000,
+  }, async () => {
+    const provider = await fakeProvider([reply().text('the answer to the one that went through')]);
+    const service = await startService(provider, TOKEN, '[services.http]\nmax_body_bytes = 8192\n');
+    const { session } = await api(service, 'POST', '/v1/sessions', { title: 'refused' });
+    const { page } = await openPage(browser);
+    await page.goto(`${service.url}/#token=${TOKEN}`);
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+    await page.goto(`${service.url}/#/s/${session.id}`);
+    await page.getByText('live', { exact: true }).waitFor();
+    const prompts = () => page.locator('.transcript .item.user').allTextContents();
+    const box = page.getByLabel('Prompt');
+
+    // Too large for the server (413).
+    const large = `too large ${'x'.repeat(10_000)}`;
+    await box.fill(large);
+    await box.press('Enter');
+    await page
+      .getByText(/Could not send the prompt \(it was not sent and is still in the box below\)/)
+      .waitFor();
+    expect(await prompts()).toEqual([]);
+    expect(await box.inputValue()).toBe(large);
+    await shot(page, '23-refused-413');
+
+    // The server not ready (503).
+    await page.route(`**/v1/sessions/${session.id}/messages`, (route) =>
+      route.request().method() === 'POST'
+        ? route.fulfill({
+            status: 503,
+            contentType: 'application/json',
+            body: JSON.stringify({ error: { message: 'the store is unavailable', type: 'unavailable' } }),
+          })
+        : route.continue(),
+    );
+    await box.fill('sent during the outage');
+    await box.press('Enter');
+    await page.getByText(/The server is not ready: the store is unavailable/).waitFor();
+    expect(await prompts()).toEqual([]);
+    expect(await box.inputValue()).toBe('sent during the outage');
+    await page.unroute(`**/v1/sessions/${session.id}/messages`);
+
+    // Sent again once the server takes it: only that one is in the transcript.
+    await box.press('Enter');
+    await page.getByText('the answer to the one that went through').waitFor();
+    await waitIdle(service, session.id);
+    expect(await box.inputValue()).toBe('');
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect((await prompts()).map((t) => t.trim())).toEqual([
+      expect.stringContaining('sent during the outage'),
+    ]);
+    await page.reload();
+    await page.getByText('the answer to the one that went through').waitFor();
+    expect((await prompts()).map((t) => t.trim())).toEqual([
+      expect.stringContaining('sent during the outage'),
+    ]);
   });
 
   it('works behind a path prefix and renders the readouts with their raw JSON', {

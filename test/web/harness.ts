@@ -115,12 +115,15 @@ export interface Service {
   restart(token?: string): Promise<void>;
 }
 
-/** `svc service start http` (the built binary) in a git workspace wired to the fake provider. */
-export async function startService(provider: FakeProvider, token = TOKEN): Promise<Service> {
+/**
+ * `svc service start http` (the built binary) in a git workspace wired to the fake provider;
+ * `toml` is appended to its svc.toml.
+ */
+export async function startService(provider: FakeProvider, token = TOKEN, toml = ''): Promise<Service> {
   const workspace = tmpWorkspace({
     git: true,
     files: {
-      'svc.toml': `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n`,
+      'svc.toml': `[providers.fake]\ntype = "openai-compat"\nbase_url = "${provider.url}"\n[models]\nlarge = "fake/m1"\n${toml}`,
       '.gitignore': '.svc/\n.home/\n',
       'README.md': '# demo\n',
     },

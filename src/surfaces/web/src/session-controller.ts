@@ -205,10 +205,10 @@ export function createSessionController(api: Api, id: string): SessionController
       const prompt = text.trim();
       if (!prompt) return false;
       const running = store.getSnapshot().state !== 'idle';
+      const key = `local:${Date.now()}:${Math.random().toString(36).slice(2)}`;
       try {
         set({ actionError: undefined });
         if (!running) await checkpoint(prompt);
-        const key = `local:${Date.now()}:${Math.random().toString(36).slice(2)}`;
         store.update((s) => ({
           ...s,
           items: [...s.items, { kind: 'user', key, text: prompt, queued: mode === 'queue' || running }],
@@ -229,7 +229,16 @@ export function createSessionController(api: Api, id: string): SessionController
         store.flush();
         return true;
       } catch (error) {
-        set({ actionError: `Could not send the prompt: ${errorMessage(error)}` });
+        // The server never took it: it leaves the transcript (the prompt box keeps the text to
+        // send again). One the server did take got its message id from the stream and stays.
+        store.update((s) => ({
+          ...s,
+          items: s.items.filter((i) => !(i.key === key && i.kind === 'user' && !i.message_id)),
+        }));
+        store.flush();
+        set({
+          actionError: `Could not send the prompt (it was not sent and is still in the box below): ${errorMessage(error)}`,
+        });
         return false;
       }
     },
