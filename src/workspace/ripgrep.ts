@@ -6,12 +6,17 @@
  * with what it found so far instead of never. ripgrep runs outside the sandbox, and a command the
  * agent ran can leave a FIFO where it opens a file (a subdirectory's `.gitignore`): one waiting to
  * open a FIFO is seen and stopped within a second (./fifo-wait.ts). Every ripgrep still running
- * is killed when its caller's signal aborts and when svc's process exits: none outlives svc.
+ * is killed when its caller's signal aborts and when svc's process exits, and on Linux dies with svc
+ * even when svc is SIGKILLed (./child-limits.ts): none outlives svc. There it runs with a cap on
+ * its memory (`memoryLimitBytes`): a huge ignore file (a sparse 1 GB `.gitignore` took it past
+ * 22 GB) or a multiline search of a file larger than the cap ends the search with
+ * `outOfMemory`, not with the machine's memory.
  * @module
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { SvcError } from '../errors';
+import { WRAPPER_EXEC_FAILED, wrapped } from './child-limits';
 import { throwIfCancelled } from './context';
 import { watchFifoWait } from './fifo-wait';
 
@@ -42,7 +47,20 @@ export interface RgResult {
    * what it found until then, without the directory it was reading.
    */
   fifo: boolean;
+  /**
+   * ripgrep ran out of memory (the cap of `memoryLimitBytes`, or the machine's) and stopped: the
+   * output is partial. An oversized ignore file, a very long line or a multiline search of a
+   * large file.
+   */
+  outOfMemory: boolean;
+  /** The signal that ended ripgrep, when it was not svc's kill (an out-of-memory abort: SIGABRT). */
+  signal: NodeJS.Signals | null;
+  /** The memory cap ripgrep ran under, in bytes (0: none, or no `prlimit` here). */
+  memoryLimitBytes: number;
 }
+
+/** ripgrep's memory cap unless a caller gives one (docs/coding-tools.md): every legitimate search fits. */
+export const RG_MEMORY_LIMIT_BYTES = 2 * 1024 * 1024 * 1024;
 
 export interface RgOptions {
   cwd: string;
@@ -54,6 +72,8 @@ export interface RgOptions {
   recordEnd?: number;
   /** How often the running ripgrep is looked at for a wait on a FIFO (./fifo-wait.ts); 0: never. */
   fifoCheckMs?: number;
+  /** The most memory (data) ripgrep may take, in bytes, on Linux: RG_MEMORY_LIMIT_BYTES unless given; 0: no cap. */
+  memoryLimitBytes?: number;
 }
 
 /** Every ripgrep running now: killed when svc's process exits, so none is left behind. */
@@ -80,10 +100,17 @@ export async function runRg(args: string[], options: RgOptions): Promise<RgResul
   throwIfCancelled(options.signal, 'the search');
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
   const recordEnd = options.recordEnd ?? 10;
+  // Piped, ripgrep holds its output in a block buffer that a kill loses: line-buffered, each
+  // line is written as found, so a stopped search still has what it found.
+  const command = await wrapped(
+    rgPath(),
+    ['--line-buffered', ...args],
+    options.memoryLimitBytes ?? RG_MEMORY_LIMIT_BYTES,
+  );
+  throwIfCancelled(options.signal, 'the search');
+  const viaWrapper = command.file !== rgPath();
   return new Promise<RgResult>((resolvePromise, reject) => {
-    // Piped, ripgrep holds its output in a block buffer that a kill loses: line-buffered, each
-    // line is written as found, so a stopped search still has what it found.
-    const child = startRg(['--line-buffered', ...args], options.cwd);
+    const child = startRg(command.file, command.args, options.cwd);
     const untrack = track(child);
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -127,48 +154,56 @@ export async function runRg(args: string[], options: RgOptions): Promise<RgResul
     child.stderr?.on('data', (chunk: Buffer) => {
       if (stderr.length < 8192) stderr += chunk.toString();
     });
+    const notStarted = (why: string, cause?: Error) =>
+      new SvcError('unavailable', `ripgrep could not start (${why}); reinstall svc's dependencies`, {
+        cause,
+      });
     child.on('error', (error) => {
       done();
-      reject(
-        new SvcError(
-          'unavailable',
-          `ripgrep could not start (${error.message}); reinstall svc's dependencies`,
-          {
-            cause: error,
-          },
-        ),
-      );
+      reject(notStarted(error.message, error));
     });
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       done();
       if (options.signal?.aborted) {
         reject(new SvcError('cancelled', 'the search was cancelled'));
+        return;
+      }
+      // setpriv or prlimit could not exec ripgrep (rg's own codes are 0, 1 and 2).
+      if (viaWrapper && code !== null && WRAPPER_EXEC_FAILED.has(code)) {
+        reject(notStarted(stderr.trim().split('\n')[0] || `exit ${code}`));
         return;
       }
       let stdout = Buffer.concat(chunks);
       const stopped = timedOut || fifo;
       // Killed mid-write: keep whole records only, as at the byte cap.
       if (stopped && !truncated) stdout = stdout.subarray(0, stdout.lastIndexOf(recordEnd) + 1);
+      const killedByUs = truncated || stopped;
       resolvePromise({
         stdout: stdout.toString('utf8'),
         stderr,
-        code: truncated || stopped ? 0 : code,
-        truncated: truncated || stopped,
+        code: killedByUs ? 0 : code,
+        truncated: killedByUs,
         timedOut: timedOut && !fifo,
         fifo,
+        outOfMemory: !killedByUs && (signal === 'SIGABRT' || OUT_OF_MEMORY.test(stderr)),
+        signal: killedByUs ? null : signal,
+        memoryLimitBytes: command.memoryLimitBytes,
       });
     });
   });
 }
+
+/** What ripgrep (Rust's allocator) prints when an allocation fails, before it aborts. */
+const OUT_OF_MEMORY = /memory allocation of \d+ bytes failed|out of memory/i;
 
 /**
  * Spawn ripgrep. An argument list the system will not take (one argument over 128 KiB, all of them
  * over ARG_MAX) fails in `spawn` itself, synchronously, with E2BIG: that is the caller's input, and
  * says so, instead of an internal error.
  */
-function startRg(args: string[], cwd: string) {
+function startRg(file: string, args: string[], cwd: string) {
   try {
-    return spawn(rgPath(), args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    return spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'E2BIG') {
       throw new SvcError(

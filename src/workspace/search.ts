@@ -12,6 +12,7 @@ import type { OpContext } from './context';
 import { findFifos } from './fifo-wait';
 import type { ResolvedPath } from './paths';
 import { runRg } from './ripgrep';
+import { checkedRg, fifoError, fifoNote } from './search-errors';
 import { type SearchDeps, searchHiding } from './search-visible';
 
 export const SEARCH_LIMITS = {
@@ -102,6 +103,8 @@ export interface SearchOpsDeps extends SearchDeps {
   closed?: AbortSignal;
   /** How often a running ripgrep is looked at for a wait on a FIFO (./fifo-wait.ts); 0: never. */
   fifoCheckMs?: number;
+  /** ripgrep's memory cap in bytes, read at each search (options.search.memory_limit_mb); 0: none. */
+  memoryLimitBytes?: () => number | undefined;
 }
 
 export function createSearchOps(deps: SearchOpsDeps): SearchOps {
@@ -112,6 +115,7 @@ export function createSearchOps(deps: SearchOpsDeps): SearchOps {
     signal: anySignal(ctx.signal, deps.closed),
     timeLimitMs,
     fifoCheckMs: deps.fifoCheckMs,
+    memoryLimitBytes: deps.memoryLimitBytes?.(),
   });
   /**
    * The FIFOs in the workspace (or the outside directory searched) for a message naming them: the
@@ -154,7 +158,7 @@ export function createSearchOps(deps: SearchOpsDeps): SearchOps {
       recordEnd: 0,
     });
     if (result.fifo) throw fifoError(await fifosNear(root.target, visible));
-    if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
+    checkedRg(result);
     const files = result.stdout.split('\0').filter(Boolean).map(clean).filter(visible);
     return { files, truncated: result.truncated };
   };
@@ -236,8 +240,7 @@ export function createSearchOps(deps: SearchOpsDeps): SearchOps {
       const limit = input.limit ?? SEARCH_LIMITS.grepDefault;
       const { args: around, visible } = hiding();
       const args = [...around(grepArgs(input, mode)), '--regexp', input.pattern, '--', arg];
-      const result = await runRg(args, rgOptions(ctx));
-      if (result.code === 2 && !result.stdout) throw rgError(result.stderr);
+      const result = checkedRg(await runRg(args, rgOptions(ctx)));
       const note = result.fifo
         ? fifoNote(await fifosNear(target, visible))
         : result.timedOut
@@ -374,30 +377,6 @@ function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): Abor
   return a && b ? AbortSignal.any([a, b]) : (a ?? b);
 }
 
-/** The FIFOs found, in words: `sub/.gitignore`, or what to look for when none was found. */
-function fifoNames(fifos: readonly string[]): string {
-  return fifos.length
-    ? `${fifos.length === 1 ? 'the FIFO' : 'one of the FIFOs'} ${fifos.join(', ')}`
-    : 'a FIFO such as a .gitignore in a subdirectory';
-}
-
-const FIFO_NEXT =
-  "remove it or make it a regular file (`find . -type p` lists them; ripgrep opens every directory's .gitignore, .ignore and .rgignore)";
-
-/** A file walk ripgrep could not finish: it was waiting to open a FIFO where it reads a file. */
-function fifoError(fifos: readonly string[]): SvcError {
-  return new SvcError(
-    'conflict',
-    `the file walk was stopped: ripgrep was waiting to open ${fifoNames(fifos)} (a named pipe, which waits for a writer that never comes); ${FIFO_NEXT}`,
-    { details: { reason: 'fifo', fifos } },
-  );
-}
-
-/** What a grep stopped at a FIFO tells the model about its results. */
-function fifoNote(fifos: readonly string[]): string {
-  return `stopped early: ripgrep was waiting to open ${fifoNames(fifos)} (a named pipe); these are the results found until then, without the directory it was reading. To search all of it, ${FIFO_NEXT}`;
-}
-
 /** A pattern ripgrep could not even be started with (E2BIG), refused with the limit named. */
 function checkPatternSize(field: string, value: string): void {
   const bytes = Buffer.byteLength(value);
@@ -406,14 +385,6 @@ function checkPatternSize(field: string, value: string): void {
     'invalid_input',
     `${field}: ${bytes} bytes is over the ${SEARCH_LIMITS.maxPatternBytes / 1024} KiB limit for a search pattern; search for a shorter, distinctive part of it`,
   );
-}
-
-function rgError(stderr: string): SvcError {
-  const message = stderr.trim().replace(/^rg: /, '') || 'ripgrep failed';
-  if (/regex parse error|error parsing glob|unclosed|invalid/i.test(message)) {
-    return new SvcError('invalid_input', `pattern: ${message}`);
-  }
-  return new SvcError('invalid_input', message);
 }
 
 /** A name in the tree: quoted with escapes when it holds a control character (a newline would split it). */

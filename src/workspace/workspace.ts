@@ -130,6 +130,7 @@ export function createWorkspace(deps: {
     dataDir: deps.dataDir,
     hidden: () => deps.sandbox.protectedEntries().map((p) => p.path),
     protectedMatcher: () => deps.sandbox.protectedMatcher(),
+    memoryLimitBytes: () => deps.config().options.search.memory_limit_mb * 1024 * 1024,
   });
   const lsp = createLanguageServers({
     root: paths.root,

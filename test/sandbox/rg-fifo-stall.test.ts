@@ -149,27 +149,75 @@ describe.runIf(process.platform === 'linux')('ripgrep and a FIFO where it opens 
     }
   }, 30_000);
 
+  /**
+   * Starts rg-exit-child.ts on `root` (`mode`), returns its ripgreps' pids once it has ended
+   * (`killed`: the process hosting them, when it was SIGKILLed).
+   */
+  async function childRg(
+    root: string,
+    mode: 'exit' | 'stay',
+  ): Promise<{ code: number | null; pids: number[]; killed?: number }> {
+    const unrun = resolve(__dirname, '../../node_modules/.bin/unrun');
+    const child = spawn(unrun, [join(__dirname, 'rg-exit-child.ts'), root, mode], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let killed: number | undefined;
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      // Staying: the process hosting runRg is SIGKILLed once it has named its ripgrep, so no
+      // exit handler of its runs.
+      if (mode === 'stay' && stdout.endsWith('\n') && killed === undefined) {
+        killed = Number(stdout.split(';')[0]);
+        process.kill(killed, 'SIGKILL');
+      }
+    });
+    const exited = new Promise<number | null>((done) => child.on('close', done));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const code = await exited;
+    clearTimeout(timer);
+    const pids = stdout.trim().split(';').pop() ?? '';
+    return { code, pids: pids.split(',').filter(Boolean).map(Number), killed };
+  }
+
   it('no ripgrep outlives the process that started it', async () => {
     const setup = fifoWorkspace();
     const root = tmpWorkspace({ files: setup.files });
     setup.plant(root);
     try {
-      const unrun = resolve(__dirname, '../../node_modules/.bin/unrun');
-      const child = spawn(unrun, [join(__dirname, 'rg-exit-child.ts'), root], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      const exited = new Promise<number | null>((done) => child.on('close', done));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      expect(await exited).toBe(0);
-      clearTimeout(timer);
-      const pids = stdout.trim().split(',').filter(Boolean).map(Number);
+      const { code, pids } = await childRg(root, 'exit');
+      expect(code).toBe(0);
       expect(pids.length).toBeGreaterThan(0);
       // Killed at the exit and reaped by init: gone within a bounded wait.
       for (let i = 0; i < 100 && pids.some((pid) => !gone(pid)); i++) await sleep(20);
       expect(pids.filter((pid) => !gone(pid))).toEqual([]);
     } finally {
+      rmSync(join(root, 'sub', '.gitignore'), { force: true });
+    }
+  }, 30_000);
+
+  it('no ripgrep outlives a SIGKILLed svc either: it dies with its parent (setpriv --pdeathsig)', async () => {
+    const setup = fifoWorkspace();
+    const root = tmpWorkspace({ files: setup.files });
+    setup.plant(root);
+    let pids: number[] = [];
+    try {
+      const ended = await childRg(root, 'stay');
+      pids = ended.pids;
+      expect(ended.killed).toBeGreaterThan(0);
+      expect(pids.length).toBeGreaterThan(0);
+      // The kernel sends SIGKILL when its parent dies: gone within a bounded wait.
+      for (let i = 0; i < 100 && pids.some((pid) => !gone(pid)); i++) await sleep(20);
+      expect(pids.filter((pid) => !gone(pid))).toEqual([]);
+    } finally {
+      // One left behind (the check failed) is this test's own: stopped, so the FIFO can go.
+      for (const pid of pids.filter((p) => !gone(p))) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
       rmSync(join(root, 'sub', '.gitignore'), { force: true });
     }
   }, 30_000);

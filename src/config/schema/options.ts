@@ -103,6 +103,18 @@ export const optionsSchema = lazy(() =>
         max_output_bytes: z.number().int().positive().default(30_000),
       })
       .prefault({}),
+    search: z
+      .strictObject({
+        memory_limit_mb: z
+          .number()
+          .int()
+          .min(0)
+          .default(2048)
+          .describe(
+            'The most memory ripgrep (ls, glob, grep, search, the file walker) may take, in MiB, on Linux; 0: no limit. A search past it ends with an error naming the likely cause (an oversized ignore file).',
+          ),
+      })
+      .prefault({}),
     workflows: workflowsOptions(),
   }),
 );
