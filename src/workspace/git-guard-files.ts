@@ -55,6 +55,27 @@ export function notRegular(path: string): boolean {
   return stat !== undefined && !stat.isFile();
 }
 
+/**
+ * The largest ignore or attributes file svc's git may read: git reads each whole into memory (a
+ * sparse 2 GB top `.gitignore` took `git status` to 2 GB, a 10 GB one past 600 MB before it
+ * failed; found by probing). Git 2.40 and later skip such a file themselves from 100 MiB
+ * (`PATTERN_MAX_FILE_SIZE`, `ATTR_MAX_FILE_SIZE`), no repository needs one that large.
+ */
+export const MAX_PATTERN_FILE_BYTES = 100 * 1024 * 1024;
+
+/** The ignore and attributes files svc checks the size of: in `.git`, and at the work tree's top. */
+export const PATTERN_FILES = {
+  repo: ['info/exclude', 'info/attributes'],
+  top: ['.gitignore', '.gitattributes'],
+};
+
+/** Why git should not read `path` (an ignore or attributes file): its size past the limit, or undefined. */
+export function oversizedPatternFile(path: string): string | undefined {
+  const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  if (size < MAX_PATTERN_FILE_BYTES) return undefined;
+  return `${path} is ${Math.round(size / (1024 * 1024))} MiB, over the ${MAX_PATTERN_FILE_BYTES / (1024 * 1024)} MiB an ignore or attributes file may have (git reads it whole into memory); svc runs no git there until it is shrunk or removed`;
+}
+
 /** Git's own limit on alternates of alternates (object-file.c): past it git stops reading them. */
 const MAX_ALTERNATE_DEPTH = 5;
 /** An alternates file longer than any repository writes: the mark of one made to hide a line. */

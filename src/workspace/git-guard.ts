@@ -35,6 +35,8 @@ import { scrubEnv } from '../sandbox/env';
 import {
   alternatesProblem,
   notRegular,
+  oversizedPatternFile,
+  PATTERN_FILES,
   REPO_FILES,
   readSmall,
   realOrSelf,
@@ -202,6 +204,14 @@ function checkGitDir(top: string, dotGit: string, isFile: boolean): void {
         `${path} is not a regular file; svc runs no git there until it is one (or removed)`,
       );
   }
+  const patternFiles = [
+    ...dirs.flatMap((dir) => PATTERN_FILES.repo.map((name) => join(dir, name))),
+    ...PATTERN_FILES.top.map((name) => join(top, name)),
+  ];
+  for (const path of patternFiles) {
+    const oversized = oversizedPatternFile(path);
+    if (oversized) throw new UnguardableGitConfig('git file', oversized);
+  }
   // The objects git reads: the repository's own, and those its alternates name, inside the
   // workspace. A linked worktree's or a submodule's repository outside it is not the agent's to write.
   if (inside(commonDir)) {
@@ -243,6 +253,8 @@ async function checkNamedFile(cwd: string, env: Record<string, string>, key: str
       'file',
       `the repository's config sets ${key} to ${path}, which is not a regular file; svc runs no git there until it is one (or the setting is removed from .git/config)`,
     );
+  const oversized = key === 'mailmap.file' ? undefined : oversizedPatternFile(path);
+  if (oversized) throw new UnguardableGitConfig('file', `the repository's config sets ${key}: ${oversized}`);
 }
 
 /**
