@@ -73,6 +73,8 @@ network = "host"
 allow_write = ["/"]
 [options]
 disabled_tools = ["bash"]
+[options.search]
+memory_limit_mb = 0
 [services.http]
 allow_no_auth = true
 `),
@@ -83,10 +85,13 @@ allow_no_auth = true
       'options.sandbox.mode | off',
       'options.sandbox.network | host',
       'options.sandbox.allow_write | ["/"]',
+      'options.search.memory_limit_mb | 0',
       'services.http.allow_no_auth | true',
     ]);
     expect(
-      keysOf('[permissions]\nbash_deny = ["rm"]\nallowed_tools = []\n[options.sandbox]\nmode = "bwrap"\n'),
+      keysOf(
+        '[permissions]\nbash_deny = ["rm"]\nallowed_tools = []\n[options.sandbox]\nmode = "bwrap"\n[options.search]\nmemory_limit_mb = 512\n',
+      ),
     ).toEqual([]);
   });
 
