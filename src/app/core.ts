@@ -79,9 +79,11 @@ export function createCore(base: AppBase): AppCore {
     });
     base.closers.push(() => following.stop());
   }
+  // Search snippets are cut from stored text: redacted whole first (a highlight splits a secret).
+  const redact = (text: string) => base.redactor.string(text);
   const sessions: SessionStore = base.repository(
-    (db) => createSessionStore({ db, clock, ids, bus, workspace: base.workspace }),
-    (sql) => createPostgresSessionStore({ sql, clock, ids, bus, workspace: base.workspace }),
+    (db) => createSessionStore({ db, clock, ids, bus, workspace: base.workspace, redact }),
+    (sql) => createPostgresSessionStore({ sql, clock, ids, bus, workspace: base.workspace, redact }),
   );
   const runner = `rnr_${randomBytes(8).toString('hex')}`;
   const unregisterRunner = registerRunner(runner);

@@ -23,6 +23,8 @@ interface HitRow {
 export function createPostgresSessionSearch(deps: {
   sql: SqlClient;
   toSession: (row: SessionRow) => Session;
+  /** The redactor's `string`, run over stored text before a snippet is cut (./session-search.ts). */
+  redact?: (text: string) => string;
 }): (query: string, options?: SessionSearchOptions) => Promise<SessionSearchHit[]> {
   const { sql } = deps;
   const sessionsById = async (ids: string[]) => {
@@ -40,7 +42,7 @@ export function createPostgresSessionSearch(deps: {
     for (const hit of hits) {
       const session = sessions.get(hit.session_id);
       if (!session) continue;
-      const { snippet, highlight } = snippetOf(hit.body, terms);
+      const { snippet, highlight } = snippetOf(hit.body, terms, deps.redact);
       results.push({
         session,
         snippet,
@@ -68,7 +70,7 @@ export function createPostgresSessionSearch(deps: {
     for (const row of titled) {
       if (results.length >= limit) break;
       if (!seen.has(row.id))
-        results.push({ session: deps.toSession(row), snippet: titleSnippet(row.title, query) });
+        results.push({ session: deps.toSession(row), snippet: titleSnippet(row.title, query, deps.redact) });
     }
     return results;
   };

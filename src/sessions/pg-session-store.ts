@@ -42,6 +42,8 @@ export function createPostgresSessionStore(deps: {
   ids: Ids;
   bus?: EventBus;
   workspace: string;
+  /** The redactor's `string`, for search snippets. */
+  redact?: (text: string) => string;
 }): PostgresSessionStore {
   const { sql } = deps;
   enableReadScopes();
@@ -125,7 +127,7 @@ export function createPostgresSessionStore(deps: {
       );
       return row?.id ?? id;
     },
-    search: createPostgresSessionSearch({ sql, toSession }),
+    search: createPostgresSessionSearch({ sql, toSession, redact: deps.redact }),
     ...messageStore,
     ...createPostgresStepClose({ sql, clock: deps.clock, ids: deps.ids }),
     async count() {

@@ -216,6 +216,19 @@ describe('session search', () => {
     expect(snippetOf('', ['x'])).toEqual({ snippet: '', highlight: '' });
   });
 
+  it('redacts the whole text before cutting the snippet: a secret at the edge or split by `**` is not shown', () => {
+    const redact = (text: string) => text.replaceAll(/\bghp_[A-Za-z0-9]{20,}/g, '[REDACTED]');
+    const secret = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789AB';
+    const words = Array.from({ length: 60 }, (_, i) => `w${i}`);
+    words[5] = secret;
+    words[11] = 'needle';
+    const cut = snippetOf(words.join(' '), ['needle'], redact);
+    expect(cut.snippet).toMatch(/^…REDACTED\] w6 /);
+    const marked = snippetOf(`keep ${secret} safe`, ['ghp'], redact);
+    expect(marked).toEqual({ snippet: 'keep [REDACTED] safe', highlight: 'keep [REDACTED] safe' });
+    expect(JSON.stringify([cut, marked])).not.toContain('abcdefghijklmnop');
+  });
+
   it('quotes every word of the query into a prefix phrase', () => {
     expect(ftsMatch('zebra')).toBe('"zebra"*');
     expect(ftsMatch('needle-42 "x" NEAR(')).toBe('"needle 42"* AND "x"* AND "NEAR"*');

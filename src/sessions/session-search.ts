@@ -41,6 +41,8 @@ export function createSessionSearch(deps: {
   get: (id: string) => Promise<Session | undefined>;
   /** Matches ranked in the first window (FIRST_WINDOW; tests pass a small one). */
   firstWindow?: number;
+  /** The redactor's `string`: stored text is redacted before a snippet is cut or highlighted. */
+  redact?: (text: string) => string;
 }): (query: string, options?: SessionSearchOptions) => Promise<SessionSearchHit[]> {
   return async (query, options = {}) => {
     const limit = options.limit ?? 20;
@@ -56,7 +58,7 @@ export function createSessionSearch(deps: {
     for (const hit of hits) {
       const session = await deps.get(hit.session_id);
       if (!session) continue;
-      const { snippet, highlight } = snippetOf(bodies.get(hit.doc) ?? '', terms);
+      const { snippet, highlight } = snippetOf(bodies.get(hit.doc) ?? '', terms, deps.redact);
       results.push({
         session,
         snippet,
@@ -77,7 +79,8 @@ export function createSessionSearch(deps: {
     const seen = new Set(results.map((r) => r.session.id));
     for (const session of deps.repository.titleHits(query, options.session_id, limit)) {
       if (results.length >= limit) break;
-      if (!seen.has(session.id)) results.push({ session, snippet: titleSnippet(session.title, query) });
+      if (!seen.has(session.id))
+        results.push({ session, snippet: titleSnippet(session.title, query, deps.redact) });
     }
     return results;
   };
@@ -111,12 +114,21 @@ function rankedHits(
   }
 }
 
+const asIs = (text: string) => text;
+
 /**
  * The text around the first token that starts with a query term (as FTS5 matched it: prefix,
  * case- and accent-insensitive), SNIPPET_TOKENS tokens wide, `…` where it is cut; the highlight
- * wraps every matched token in `**`.
+ * wraps every matched token in `**`. The whole text is redacted first: a secret cut in two by the
+ * snippet's edge, or split by the `**` markers (`**ghp**_…`), no longer has the shape the redactor
+ * knows.
  */
-export function snippetOf(body: string, terms: string[]): { snippet: string; highlight: string } {
+export function snippetOf(
+  stored: string,
+  terms: string[],
+  redact: (text: string) => string = asIs,
+): { snippet: string; highlight: string } {
+  const body = redact(stored);
   const tokens = [...body.matchAll(TOKEN)].map((m) => ({
     start: m.index,
     end: m.index + m[0].length,
@@ -148,8 +160,9 @@ export function snippetOf(body: string, terms: string[]): { snippet: string; hig
   };
 }
 
-/** The title around the first case-insensitive occurrence of the query. */
-export function titleSnippet(title: string, query: string): string {
+/** The (redacted) title around the first case-insensitive occurrence of the query. */
+export function titleSnippet(stored: string, query: string, redact: (text: string) => string = asIs): string {
+  const title = redact(stored);
   const index = title.toLowerCase().indexOf(query.toLowerCase());
   if (index === -1) return title.slice(0, 120);
   return title.slice(Math.max(0, index - 40), index + query.length + 80);

@@ -170,6 +170,7 @@ export function createSessionStore(deps: {
   ids: Ids;
   bus?: EventBus;
   workspace: string;
+  redact?: (text: string) => string; // the redactor's `string`, for search snippets
 }): SessionStore {
   const db = deps.db;
   const sql = statementCache(db);
@@ -200,6 +201,7 @@ export function createSessionStore(deps: {
   const search = createSessionSearch({
     repository: createSessionSearchRepository(db),
     get: async (id) => get(id),
+    redact: deps.redact,
   });
   const addUsageRow = (id: string, usage: NonNullable<StepClose['usage']>): Session | undefined => {
     groupCommit(db());

@@ -139,6 +139,18 @@ describe('sessions tools', () => {
     });
   });
 
+  it('session_search redacts a stored secret before it cuts and highlights the snippet (`**ghp**_…` kept the token)', async () => {
+    const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789AB';
+    const { app } = await agentApp([reply().text('noted')]);
+    await app.agent.run({ prompt: `remember ${token} for later` });
+    const found = await call(app, 'session_search', { query: 'ghp' });
+    expect(found.count).toBe(1);
+    const [hit] = found.results;
+    expect(hit.snippet).toContain('[REDACTED]');
+    expect(hit.highlight).toContain('[REDACTED]');
+    expect(JSON.stringify(found)).not.toContain('abcdefghijklmnopqrstuvwxyz0123456789AB');
+  });
+
   it('set_session_model validates the selector; set_reasoning_effort reaches the provider request', async () => {
     const { app, provider } = await agentApp([reply().text('ok')]);
     const { session } = await call(app, 'create_session');
