@@ -5,6 +5,9 @@
  * the OTLP/HTTP metric exporter, and the W3C trace context propagator for incoming requests.
  * @module
  */
+
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import {
   type Attributes,
   type Context,
@@ -31,7 +34,12 @@ export interface OtelOptions {
   metricsIntervalMs: number;
   read(name: GaugeName): Promise<number>;
   onError(error: unknown): void;
+  /** How long one export request may take in all, response included (EXPORT_DEADLINE_MS). */
+  exportDeadlineMs?: number;
 }
+
+/** The longest one OTLP export request may take, first byte to last (the exporter's timeout too). */
+export const EXPORT_DEADLINE_MS = 10_000;
 
 /** An opaque parent: a span's context as the OpenTelemetry API sees it. */
 export type SpanParent = Context;
@@ -52,6 +60,8 @@ export interface Otel {
   readonly metrics: MetricsSink;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
+  /** Ends every export request still open now (after a flush or shutdown ran out of time). */
+  abort(): void;
 }
 
 const KINDS = { server: SpanKind.SERVER, client: SpanKind.CLIENT, internal: SpanKind.INTERNAL } as const;
@@ -61,13 +71,25 @@ export function createOtel(options: OtelOptions): Otel {
     'service.name': options.serviceName,
     'service.version': options.version,
   });
-  const traceExporter = new OTLPTraceExporter({ url: options.tracesUrl, headers: options.headers });
+  const deadlineMs = options.exportDeadlineMs ?? EXPORT_DEADLINE_MS;
+  const agents: HttpAgent[] = [];
+  const exporterOptions = (url: string) => ({
+    url,
+    headers: options.headers,
+    timeoutMillis: deadlineMs,
+    httpAgentOptions: (protocol: string) => {
+      const agent = deadlineAgent(protocol, deadlineMs);
+      agents.push(agent);
+      return agent;
+    },
+  });
+  const traceExporter = new OTLPTraceExporter(exporterOptions(options.tracesUrl));
   const tracerProvider = new BasicTracerProvider({
     resource,
     spanProcessors: [new BatchSpanProcessor(traceExporter, { scheduledDelayMillis: 1000 })],
   });
   const tracer = tracerProvider.getTracer('svc', options.version);
-  const metricExporter = new OTLPMetricExporter({ url: options.metricsUrl, headers: options.headers });
+  const metricExporter = new OTLPMetricExporter(exporterOptions(options.metricsUrl));
   const meterProvider = new MeterProvider({
     resource,
     readers: [
@@ -184,5 +206,34 @@ export function createOtel(options: OtelOptions): Otel {
     async shutdown() {
       await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown()]).catch(options.onError);
     },
+    abort() {
+      for (const agent of agents) agent.destroy();
+    },
   };
+}
+
+/**
+ * An agent whose every request ends by an absolute deadline. The exporter's own timeout is an idle
+ * timeout (`req.setTimeout`), reset by every byte: a collector that answered 200 and then wrote a
+ * byte every half second held the export, and with it `svc run`'s exit, forever. One socket per
+ * request (no keep-alive), destroyed at the deadline; the exporter then counts the export failed.
+ */
+function deadlineAgent(protocol: string, deadlineMs: number): HttpAgent {
+  const agent =
+    protocol === 'https:' ? new HttpsAgent({ keepAlive: false }) : new HttpAgent({ keepAlive: false });
+  const connect = agent.createConnection.bind(agent) as HttpAgent['createConnection'];
+  agent.createConnection = (connectOptions, callback) => {
+    const socket = connect(connectOptions, callback);
+    if (socket) {
+      const timer = setTimeout(() => {
+        socket.destroy(
+          Object.assign(new Error(`OTLP export took over ${deadlineMs} ms`), { code: 'ETIMEDOUT' }),
+        );
+      }, deadlineMs);
+      timer.unref();
+      socket.once('close', () => clearTimeout(timer));
+    }
+    return socket;
+  };
+  return agent;
 }

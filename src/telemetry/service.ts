@@ -27,6 +27,10 @@ export interface TelemetryDeps {
   log: Logger;
   clock: Clock;
   version: string;
+  /** How long flush() and shutdown() wait for the export (CLOSE_DEADLINE_MS; tests pass less). */
+  closeDeadlineMs?: number;
+  /** How long one export request may take in all (./otel.ts EXPORT_DEADLINE_MS; tests pass less). */
+  exportDeadlineMs?: number;
 }
 
 export interface RunInfo {
@@ -77,6 +81,11 @@ export interface Telemetry {
 }
 
 const CONTENT_LIMIT = 8_000;
+/**
+ * The longest flush() or shutdown() waits for the collector: `svc run` shuts telemetry down before
+ * it exits, and a collector that never finishes its answer held it there for good.
+ */
+export const CLOSE_DEADLINE_MS = 3_000;
 
 /** The OTLP trace and metric URLs and headers from `[telemetry]` and the OTEL_* variables. */
 export function otlpTarget(
@@ -140,6 +149,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
             metricsIntervalMs: config.metrics_interval_ms,
             read: (name) => metrics.read(name),
             onError: (error) => deps.log.warn('telemetry export failed', { error }),
+            exportDeadlineMs: deps.exportDeadlineMs,
           });
           deps.log.info('telemetry on', { traces: target.traces, metrics: target.metrics });
         })
@@ -251,13 +261,33 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     },
     async flush() {
       await loading;
-      await otel?.flush();
+      if (otel) await withinDeadline(deps, otel, 'flush', otel.flush());
     },
     async shutdown() {
       await loading;
-      await otel?.shutdown();
+      if (otel) await withinDeadline(deps, otel, 'shutdown', otel.shutdown());
     },
   };
+}
+
+/**
+ * `work` (a flush or shutdown) or, past the close deadline, its requests ended and a warning in
+ * svc's log (never stdout) that what was not yet exported is dropped.
+ */
+async function withinDeadline(deps: TelemetryDeps, otel: Otel, what: string, work: Promise<void>) {
+  const ms = deps.closeDeadlineMs ?? CLOSE_DEADLINE_MS;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+  });
+  const outcome = await Promise.race([work.then(() => 'done' as const), late]);
+  clearTimeout(timer);
+  if (outcome === 'done') return;
+  otel.abort();
+  deps.log.warn(
+    `telemetry ${what} did not finish within ${ms} ms: the spans and metrics not yet exported are dropped`,
+    { deadline_ms: ms },
+  );
 }
 
 /** The sink every model call reports to: a ledger row, metrics, and a `chat` span when on. */
