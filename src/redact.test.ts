@@ -81,6 +81,47 @@ describe('maskSecretArgs', () => {
   });
 });
 
+describe('redactor.string: credential shapes it was never told', () => {
+  const redactor = createRedactor();
+
+  it('redacts credential header values, secret-named assignments and URL passwords, keeping the names', () => {
+    expect(
+      redactor.string(
+        "curl -H 'Authorization: Basic dXNlcjpwYXNzU0VDUkVU' -H 'X-Api-Key: hdrARGSECRET777' -u x",
+      ),
+    ).toBe("curl -H 'Authorization: Basic [REDACTED]' -H 'X-Api-Key: [REDACTED]' -u x");
+    expect(
+      redactor.string('{"Private-Token": "glpat-abc123def456", "authorization": "Token abc123def456"}'),
+    ).toBe('{"Private-Token": "[REDACTED]", "authorization": "Token [REDACTED]"}');
+    expect(
+      redactor.string(
+        'db_password = FILEPASSWORD_SECRET\nexport AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n' +
+          '  "token": "abc123def456",\nurl=postgres://admin:PGFILEPW_secret@db/x',
+      ),
+    ).toBe(
+      'db_password = [REDACTED]\nexport AWS_SECRET_ACCESS_KEY=[REDACTED]\n' +
+        '  "token": "[REDACTED]",\nurl=postgres://admin:[REDACTED]@db/x',
+    );
+    expect(redactor.string('{"user":"bob","password":"hunter2pass"}')).toBe(
+      '{"user":"bob","password":"[REDACTED]"}',
+    );
+  });
+
+  it('leaves code, words, references and what is already redacted as they are', () => {
+    for (const text of [
+      '  password: string;\n  this.password = password;\n  password: hashedPassword,',
+      'password = getpass.getpass()\npassword = os.environ["PW"]\npassword = config.db.password',
+      'password = ${DB_PASS}\napi_key = $API_KEY\n-H "X-Api-Key: $API_KEY"',
+      'input_tokens: 1234\nmax_tokens = 4096\nsecret: true\nkey = abcdef123',
+      'Authorization: required for every route; api-key: optional',
+      'const apiKey = process.env.API_KEY;',
+      'postgres://u@h:5432/db https://u:${PW}@h/ git@github.com:o/r.git see https://user:password@example.com',
+      'Authorization: Bearer [REDACTED]\nurl = http://u:[REDACTED]@h/',
+    ])
+      expect(redactor.string(text)).toBe(text);
+  });
+});
+
 describe('redactor.value and errors', () => {
   it('an Error anywhere in a value keeps its name, message, code and cause, secrets redacted', () => {
     const redactor = createRedactor(['sk-live-secret-123456']);

@@ -20,10 +20,53 @@ const SECRET_PATTERNS: RegExp[] = [
   /(\bBearer\s+)[A-Za-z0-9._~+/=-]{12,}/gi,
 ];
 /**
- * What every one of SECRET_PATTERNS needs in the text (a superset: case-insensitive). Most strings
- * (every field of every log line) hold none, and then one test replaces seven replaces (issue 17).
+ * An HTTP credential header and its value, whatever the scheme: `Authorization: Basic dXNl…`,
+ * `-H 'X-Api-Key: …'`, `"Private-Token": "…"`. The name (and scheme) stay, the value is redacted.
  */
-const SECRET_PATTERN_HINT = /sk-|gh[pousr]_|akia|xox[abprs]-|hf_|bearer\s/i;
+const SECRET_HEADER =
+  /(\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:[A-Za-z][\w-]*\s+)?|\b(?:[a-z0-9]+-)*(?:api-?key|auth-token|access-token|private-token)["']?\s*:\s*["']?)([^\s'"`\\,;()[\]{}<>$]{6,})/gi;
+/** A URL's password: `postgres://admin:…@db/x`, `https://bob:…@host/` (the user name stays). */
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/?#"'<>]*:)([^\s@/?#"'<>]+)(?=@)/gi;
+/**
+ * A line (or a one-line object's entry) that gives a secret-named key (isSecretKey) its value:
+ * `db_password = …`, `export AWS_SECRET_ACCESS_KEY=…`, `"token": "…"`. The key stays, the value
+ * is redacted.
+ */
+const SECRET_ASSIGNMENT =
+  /((?:^|[{,])[ \t]*(?:export[ \t]+)?["']?([A-Za-z][\w.-]*)["']?[ \t]*[=:][ \t]*["']?)([^\s'"`,;()[\]{}<>$]{6,})(?![\w(.[$])/gm;
+/**
+ * Values URL_PASSWORD, SECRET_HEADER and SECRET_ASSIGNMENT leave, being code or words rather than credentials:
+ * a plain or camelCase word (`string`, `hashedPassword`, `required`) or a chain of names without
+ * digits (`config.db.password`). A call (`getpass()`), an index or a `$VAR` never matches at all.
+ */
+const NOT_A_SECRET = /^[A-Za-z][a-z]*(?:[A-Z][a-z]+)*$|^(?:[A-Za-z_]+\.)+[A-Za-z_]+$/;
+/**
+ * What SECRET_PATTERNS and the keyed shapes need in the text (a superset: case-insensitive). Most
+ * strings (every field of every log line) hold none, and then one test replaces ten (issue 17).
+ */
+const SECRET_PATTERN_HINT =
+  /:\/\/[^\s/@]+@|sk-|gh[pousr]_|akia|xox[abprs]-|hf_|bearer\s|authorization|api-?key|auth-token|access-token|private-token|(?:key|token|secret|passwd|password|bearer)["']?[ \t]*[=:]/i;
+
+/** The text with every credential shape redacted. */
+function redactShapes(text: string): string {
+  let out = text;
+  for (const pattern of SECRET_PATTERNS) {
+    out = out.replace(pattern, (_match, prefix) =>
+      typeof prefix === 'string' && /^Bearer\s+$/i.test(prefix) ? `${prefix}${REDACTED}` : REDACTED,
+    );
+  }
+  const keyed = (match: string, prefix: string, value: string) =>
+    isShownValue(value) ? match : `${prefix}${REDACTED}`;
+  out = out.replace(URL_PASSWORD, keyed).replace(SECRET_HEADER, keyed);
+  return out.replace(SECRET_ASSIGNMENT, (match, prefix: string, key: string, value: string) =>
+    isSecretKey(key) && !isShownValue(value) ? `${prefix}${REDACTED}` : match,
+  );
+}
+
+/** A value the keyed shapes leave: already redacted, a reference, code or words. */
+function isShownValue(value: string): boolean {
+  return value.includes(REDACTED) || isSentinel(value) || NOT_A_SECRET.test(value);
+}
 
 /** Whether a field's name says it holds a secret (its value is masked, never shown). */
 export function isSecretKey(key: string): boolean {
@@ -49,13 +92,7 @@ export function createRedactor(initial: Iterable<string> = []): Redactor {
   const string = (text: string): string => {
     let out = text;
     for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    if (!SECRET_PATTERN_HINT.test(out)) return out;
-    for (const pattern of SECRET_PATTERNS) {
-      out = out.replace(pattern, (_match, prefix) =>
-        typeof prefix === 'string' && /^Bearer\s+$/i.test(prefix) ? `${prefix}${REDACTED}` : REDACTED,
-      );
-    }
-    return out;
+    return SECRET_PATTERN_HINT.test(out) ? redactShapes(out) : out;
   };
 
   const walk = (input: unknown, key: string | undefined, seen: WeakSet<object>): unknown => {

@@ -12,7 +12,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TelemetryConfig } from '../config/schema';
 import type { Logger } from '../log';
 import type { ModelCallEnd, ModelCallSink, ModelCallStart } from '../providers/types';
-import type { Redactor } from '../redact';
+import { maskUrlSecrets, type Redactor } from '../redact';
 import type { Clock } from '../util/ids';
 import type { CostLedger } from './cost-ledger';
 import type { Metrics } from './metrics';
@@ -160,9 +160,14 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   const active = new AsyncLocalStorage<SpanParent>();
   // The latest model call span of each run: the parent of the tool calls it asked for.
   const runSpans = new Map<string, { run: SpanParent; step?: SpanParent }>();
+  // Content and statuses leave redacted and with every URL's password and credential parameters
+  // masked. An object is redacted before it is serialized: its lines are still lines, and a field
+  // whose name says secret is masked.
   const content = (value: unknown): string | undefined => {
     if (!deps.config().include_content || value === undefined) return undefined;
-    const text = redactor.string(typeof value === 'string' ? value : safeJson(value));
+    const text = maskUrlSecrets(
+      typeof value === 'string' ? redactor.string(value) : safeJson(redactor.value(value)),
+    );
     return text.length > CONTENT_LIMIT ? `${text.slice(0, CONTENT_LIMIT)}…` : text;
   };
 
@@ -239,7 +244,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
         const seconds = Math.max(0, deps.clock.now() - started) / 1000;
         metrics.toolCall(call.tool, error ? 'error' : 'ok', seconds);
         otel?.metrics.toolCall(call.tool, error ? 'error' : 'ok', seconds);
-        span?.end(error ? { error: redactor.string(error) } : undefined);
+        span?.end(error ? { error: scrub(redactor, error) } : undefined);
       }
     },
     async http(request, fn) {
@@ -340,13 +345,18 @@ function createCallSink(
           });
           span.end(
             end.status === 'error'
-              ? { error: deps.redactor.string(end.error ?? 'model call failed') }
+              ? { error: scrub(deps.redactor, end.error ?? 'model call failed') }
               : undefined,
           );
         },
       };
     },
   };
+}
+
+/** A span's status message: redacted, URL credentials masked. */
+function scrub(redactor: Redactor, text: string): string {
+  return maskUrlSecrets(redactor.string(text));
 }
 
 function safeJson(value: unknown): string {

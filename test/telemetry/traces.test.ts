@@ -117,6 +117,56 @@ describe('OTLP traces', () => {
     expect(String(attr(chat!, 'gen_ai.input.messages'))).toContain('echo the visible words');
   });
 
+  it('include_content = true: URL credentials, credential headers and secret lines are redacted in every span', async () => {
+    const receiver = await otlpReceiver();
+    const secrets = {
+      promptPassword: 'PROMPTPW_s3cr3t',
+      promptQuery: 'PROMPTQUERY123',
+      promptKey: 'PROMPTKEYabcdef',
+      basic: 'dXNlcjpwYXNzU0VDUkVU',
+      apiKeyHeader: 'hdrARGSECRET777',
+      argQuery: 'BASHQUERYSECRET',
+      filePassword: 'FILEPASSWORD_SECRET',
+      awsSecret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      pgPassword: 'PGFILEPW_secret',
+      answerPassword: 'ANSWERPW_secret',
+      answerQuery: 'ANSWERQUERYabc',
+    };
+    const command =
+      `curl -s 'http://127.0.0.1:9/x?api_key=${secrets.argQuery}' -H 'Authorization: Basic ${secrets.basic}'` +
+      ` -H 'X-Api-Key: ${secrets.apiKeyHeader}'\n` +
+      `db_password = ${secrets.filePassword}\nAWS_SECRET_ACCESS_KEY=${secrets.awsSecret}\n` +
+      `url=postgres://admin:${secrets.pgPassword}@db/x`;
+    const { app } = await agentApp(
+      [
+        reply().toolCall('echo', { text: command }),
+        reply().text(
+          `see https://alice:${secrets.answerPassword}@host.example/p?api_key=${secrets.answerQuery}`,
+        ),
+      ],
+      {
+        extraTools: [echoTool],
+        extraConfig: { telemetry: { otlp_endpoint: receiver.url, include_content: true } },
+      },
+    );
+    await app.telemetry.ready();
+    const result = await app.agent.run({
+      prompt:
+        `fetch http://bob:${secrets.promptPassword}@host.example/x?access_token=${secrets.promptQuery}` +
+        ` and https://host.example/y?api_key=${secrets.promptKey}`,
+    });
+    expect(result.status).toBe('completed');
+    await app.telemetry.flush();
+    const tool = receiver.spans.find((s) => attr(s, 'gen_ai.operation.name') === 'execute_tool');
+    expect(String(attr(tool!, 'gen_ai.tool.call.arguments'))).toContain(
+      "-H 'Authorization: Basic [REDACTED]'",
+    );
+    expect(String(attr(tool!, 'gen_ai.tool.call.result'))).toContain('db_password = [REDACTED]');
+    const everything = receiver.bodies.join('\n');
+    expect(everything).toContain('http://bob:[REDACTED]@host.example/x?access_token=[REDACTED]');
+    for (const [name, secret] of Object.entries(secrets)) expect(everything, name).not.toContain(secret);
+  });
+
   it("an HTTP request with a W3C traceparent is a server span in the caller's trace, its child", async () => {
     const receiver = await otlpReceiver();
     const token = 'svc-test-token-traces-1234';
