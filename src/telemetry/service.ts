@@ -94,19 +94,34 @@ export function otlpTarget(
 ): { traces: string; metrics: string; headers: Record<string, string> } | undefined {
   const get = (name: string) => env[name]?.trim() || undefined;
   if (get('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return undefined;
-  const base = (config.otlp_endpoint ?? get('OTEL_EXPORTER_OTLP_ENDPOINT'))?.replace(/\/+$/, '');
+  const base = config.otlp_endpoint ?? get('OTEL_EXPORTER_OTLP_ENDPOINT');
   const traces = config.otlp_endpoint
-    ? `${base}/v1/traces`
-    : (get('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? (base ? `${base}/v1/traces` : undefined));
+    ? signalUrl(config.otlp_endpoint, 'traces')
+    : (get('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? (base ? signalUrl(base, 'traces') : undefined));
   const metrics = config.otlp_endpoint
-    ? `${base}/v1/metrics`
-    : (get('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT') ?? (base ? `${base}/v1/metrics` : undefined));
+    ? signalUrl(config.otlp_endpoint, 'metrics')
+    : (get('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT') ?? (base ? signalUrl(base, 'metrics') : undefined));
   if (!traces && !metrics) return undefined;
   return {
-    traces: traces ?? `${base}/v1/traces`,
-    metrics: metrics ?? `${base}/v1/metrics`,
+    traces: traces ?? signalUrl(base ?? '', 'traces'),
+    metrics: metrics ?? signalUrl(base ?? '', 'metrics'),
     headers: parseHeaders(get('OTEL_EXPORTER_OTLP_HEADERS')),
   };
+}
+
+/**
+ * A signal's URL under a base: `/v1/traces` appended to the path, the query kept after it
+ * (`http://h/base?token=x` → `http://h/base/v1/traces?token=x`, where text joined made
+ * `…?token=x/v1/traces`). A base that is no URL is joined as text (the exporter says it is wrong).
+ */
+function signalUrl(base: string, signal: 'traces' | 'metrics'): string {
+  try {
+    const url = new URL(base);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/${signal}`;
+    return url.toString();
+  } catch {
+    return `${base.replace(/\/+$/, '')}/v1/${signal}`;
+  }
 }
 
 function parseHeaders(spec: string | undefined): Record<string, string> {
@@ -151,7 +166,10 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
             onError: (error) => deps.log.warn('telemetry export failed', { error }),
             exportDeadlineMs: deps.exportDeadlineMs,
           });
-          deps.log.info('telemetry on', { traces: target.traces, metrics: target.metrics });
+          deps.log.info('telemetry on', {
+            traces: maskUrlSecrets(target.traces),
+            metrics: maskUrlSecrets(target.metrics),
+          });
         })
         .catch((error) => deps.log.warn('telemetry could not start; continuing without it', { error }))
     : Promise.resolve();

@@ -1,8 +1,11 @@
 /**
  * Traces (issue 21 item 1): a scripted run exported over OTLP/HTTP to an in-process receiver
  * gives the span tree run → model steps → tool calls with the right parent ids and the GenAI
- * attributes; by default no prompt, no tool input or output and no secret is in any span; an HTTP
- * request that carries a W3C traceparent is a child of the caller's span.
+ * attributes; by default no prompt, no tool input or output and no secret is in any span; with
+ * include_content, content is there with URL credentials, credential headers and secret lines
+ * redacted; an endpoint's query stays after /v1/traces and its token, like a provider base_url's
+ * credentials, is in no log line, run result or span status; an HTTP request that carries a W3C
+ * traceparent is a child of the caller's span.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +13,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createHttpApp } from '../../src/surfaces/http/index';
 import { agentApp, echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
+import { makeTestApp } from '../helpers/make-test-app';
 
 interface OtlpAttribute {
   key: string;
@@ -23,17 +27,19 @@ interface OtlpSpan {
   attributes: OtlpAttribute[];
 }
 
-/** An OTLP/HTTP JSON receiver on 127.0.0.1 that keeps every span it is sent. */
-async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; bodies: string[] }> {
+/** An OTLP/HTTP JSON receiver on 127.0.0.1 that keeps every span it is sent, and each request's URL. */
+async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; bodies: string[]; urls: string[] }> {
   const spans: OtlpSpan[] = [];
   const bodies: string[] = [];
+  const urls: string[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       bodies.push(body);
-      if (req.url === '/v1/traces') {
+      urls.push(req.url ?? '');
+      if (new URL(req.url ?? '/', 'http://x').pathname.endsWith('/v1/traces')) {
         const payload = JSON.parse(body) as {
           resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
         };
@@ -44,7 +50,7 @@ async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; bodies:
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, bodies };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, bodies, urls };
 }
 
 const attr = (span: OtlpSpan, key: string): unknown => {
@@ -165,6 +171,52 @@ describe('OTLP traces', () => {
     const everything = receiver.bodies.join('\n');
     expect(everything).toContain('http://bob:[REDACTED]@host.example/x?access_token=[REDACTED]');
     for (const [name, secret] of Object.entries(secrets)) expect(everything, name).not.toContain(secret);
+  });
+
+  it('an otlp_endpoint with a query exports to <path>/v1/traces?<query>, and its token is in no log line', async () => {
+    const receiver = await otlpReceiver();
+    const token = 'OTLPQUERYTOKEN_secret';
+    const { app } = await agentApp([reply().text('ok')], {
+      extraConfig: { telemetry: { otlp_endpoint: `${receiver.url}/base?token=${token}` } },
+    });
+    await app.telemetry.ready();
+    expect(app.telemetry.endpoint).toBe(`${receiver.url}/base/v1/traces?token=${token}`);
+    expect((await app.agent.run({ prompt: 'hi' })).status).toBe('completed');
+    await app.telemetry.flush();
+    expect(receiver.urls).toContain(`/base/v1/traces?token=${token}`);
+    const on = app.memoryLog.records.find((r) => r.message === 'telemetry on');
+    expect(on?.traces).toBe(`${receiver.url}/base/v1/traces?token=[REDACTED]…cret`);
+    // What svc.log writes: every record through the App's redactor.
+    expect(JSON.stringify(app.redactor.value(app.memoryLog.records))).not.toContain(token);
+  });
+
+  it("a provider base_url's password and key are in no run result, log line or span status", async () => {
+    const receiver = await otlpReceiver();
+    const app = await makeTestApp({
+      config: {
+        providers: {
+          local: {
+            type: 'openai-compat',
+            base_url: 'http://puser:PROVURLPW_secret@127.0.0.1:9/v1?api-key=PROVQUERYKEY_secret',
+          },
+        },
+        models: { large: 'local/m1', small: 'local/m1' },
+        telemetry: { otlp_endpoint: receiver.url },
+      },
+    });
+    await app.telemetry.ready();
+    const result = await app.agent.run({ prompt: 'hi' });
+    expect(result.status).toBe('failed');
+    await app.telemetry.flush();
+    const chat = receiver.spans.find((s) => attr(s, 'gen_ai.operation.name') === 'chat');
+    expect(chat, 'a chat span').toBeDefined();
+    const outputs = [
+      JSON.stringify(result),
+      JSON.stringify(app.redactor.value(app.memoryLog.records)),
+      receiver.bodies.join('\n'),
+    ].join('\n');
+    expect(outputs).toContain('[REDACTED]');
+    for (const secret of ['PROVURLPW_secret', 'PROVQUERYKEY_secret']) expect(outputs).not.toContain(secret);
   });
 
   it("an HTTP request with a W3C traceparent is a server span in the caller's trace, its child", async () => {
