@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { argSecrets, createRedactor, maskSecretArgs, maskUrlSecrets, urlSecrets } from './redact';
+import {
+  argSecrets,
+  createRedactor,
+  maskSecretArgs,
+  maskUrlSecrets,
+  redactCredentialShapes,
+  urlSecrets,
+} from './redact';
 
 describe('maskUrlSecrets', () => {
   it('masks the password and the credential query values of a URL', () => {
@@ -81,8 +88,8 @@ describe('maskSecretArgs', () => {
   });
 });
 
-describe('redactor.string: credential shapes it was never told', () => {
-  const redactor = createRedactor();
+describe('redactCredentialShapes: credentials given by their context', () => {
+  const redactor = { string: redactCredentialShapes };
 
   it('redacts credential header values, secret-named assignments and URL passwords, keeping the names', () => {
     expect(
@@ -119,6 +126,14 @@ describe('redactor.string: credential shapes it was never told', () => {
       'Authorization: Bearer [REDACTED]\nurl = http://u:[REDACTED]@h/',
     ])
       expect(redactor.string(text)).toBe(text);
+  });
+
+  it('is not part of the redactor every tool answer passes: the model reads files as they are', () => {
+    const file = 'db_password = FILEPASSWORD_SECRET\nurl=postgres://admin:PGFILEPW_secret@db/x';
+    expect(createRedactor().string(file)).toBe(file);
+    expect(createRedactor(['FILEPASSWORD_SECRET']).string(file)).toBe(
+      'db_password = [REDACTED]\nurl=postgres://admin:PGFILEPW_secret@db/x',
+    );
   });
 });
 

@@ -41,26 +41,42 @@ const SECRET_ASSIGNMENT =
  */
 const NOT_A_SECRET = /^[A-Za-z][a-z]*(?:[A-Z][a-z]+)*$|^(?:[A-Za-z_]+\.)+[A-Za-z_]+$/;
 /**
- * What SECRET_PATTERNS and the keyed shapes need in the text (a superset: case-insensitive). Most
- * strings (every field of every log line) hold none, and then one test replaces ten (issue 17).
+ * What every one of SECRET_PATTERNS needs in the text (a superset: case-insensitive). Most strings
+ * (every field of every log line) hold none, and then one test replaces seven replaces (issue 17).
  */
-const SECRET_PATTERN_HINT =
-  /:\/\/[^\s/@]+@|sk-|gh[pousr]_|akia|xox[abprs]-|hf_|bearer\s|authorization|api-?key|auth-token|access-token|private-token|(?:key|token|secret|passwd|password|bearer)["']?[ \t]*[=:]/i;
+const SECRET_PATTERN_HINT = /sk-|gh[pousr]_|akia|xox[abprs]-|hf_|bearer\s/i;
+/** What URL_PASSWORD, SECRET_HEADER and SECRET_ASSIGNMENT need in the text (a superset). */
+const CREDENTIAL_SHAPE_HINT =
+  /:\/\/[^\s/@]+@|authorization|api-?key|auth-token|access-token|private-token|(?:key|token|secret|passwd|password)["']?[ \t]*[=:]/i;
 
-/** The text with every credential shape redacted. */
-function redactShapes(text: string): string {
+/** The text with every credential of a known token shape (SECRET_PATTERNS) redacted. */
+function redactTokens(text: string): string {
   let out = text;
   for (const pattern of SECRET_PATTERNS) {
     out = out.replace(pattern, (_match, prefix) =>
       typeof prefix === 'string' && /^Bearer\s+$/i.test(prefix) ? `${prefix}${REDACTED}` : REDACTED,
     );
   }
+  return out;
+}
+
+/**
+ * The text with credentials given by their context redacted: header values (`Authorization: Basic
+ * …`, `X-Api-Key: …`), secret-named assignments (`db_password = …`) and URL passwords. For text
+ * that leaves svc for someone else (exported spans), not for the redactor every tool answer passes
+ * through: the model must read a workspace's files as they are (a `password = …` line it saw as
+ * `[REDACTED]` it could write back so).
+ */
+export function redactCredentialShapes(text: string): string {
+  if (!CREDENTIAL_SHAPE_HINT.test(text)) return text;
   const keyed = (match: string, prefix: string, value: string) =>
     isShownValue(value) ? match : `${prefix}${REDACTED}`;
-  out = out.replace(URL_PASSWORD, keyed).replace(SECRET_HEADER, keyed);
-  return out.replace(SECRET_ASSIGNMENT, (match, prefix: string, key: string, value: string) =>
-    isSecretKey(key) && !isShownValue(value) ? `${prefix}${REDACTED}` : match,
-  );
+  return text
+    .replace(URL_PASSWORD, keyed)
+    .replace(SECRET_HEADER, keyed)
+    .replace(SECRET_ASSIGNMENT, (match, prefix: string, key: string, value: string) =>
+      isSecretKey(key) && !isShownValue(value) ? `${prefix}${REDACTED}` : match,
+    );
 }
 
 /** A value the keyed shapes leave: already redacted, a reference, code or words. */
@@ -92,7 +108,7 @@ export function createRedactor(initial: Iterable<string> = []): Redactor {
   const string = (text: string): string => {
     let out = text;
     for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    return SECRET_PATTERN_HINT.test(out) ? redactShapes(out) : out;
+    return SECRET_PATTERN_HINT.test(out) ? redactTokens(out) : out;
   };
 
   const walk = (input: unknown, key: string | undefined, seen: WeakSet<object>): unknown => {

@@ -12,7 +12,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TelemetryConfig } from '../config/schema';
 import type { Logger } from '../log';
 import type { ModelCallEnd, ModelCallSink, ModelCallStart } from '../providers/types';
-import { maskUrlSecrets, type Redactor } from '../redact';
+import { maskUrlSecrets, type Redactor, redactCredentialShapes } from '../redact';
 import type { Clock } from '../util/ids';
 import type { CostLedger } from './cost-ledger';
 import type { Metrics } from './metrics';
@@ -184,7 +184,9 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   const content = (value: unknown): string | undefined => {
     if (!deps.config().include_content || value === undefined) return undefined;
     const text = maskUrlSecrets(
-      typeof value === 'string' ? redactor.string(value) : safeJson(redactor.value(value)),
+      typeof value === 'string'
+        ? redactCredentialShapes(redactor.string(value))
+        : safeJson(redactor.value(value), shapesRedacted),
     );
     return text.length > CONTENT_LIMIT ? `${text.slice(0, CONTENT_LIMIT)}…` : text;
   };
@@ -372,14 +374,19 @@ function createCallSink(
   };
 }
 
-/** A span's status message: redacted, URL credentials masked. */
+/** A span's status message: redacted, credentials given by their context and URL ones masked. */
 function scrub(redactor: Redactor, text: string): string {
-  return maskUrlSecrets(redactor.string(text));
+  return maskUrlSecrets(redactCredentialShapes(redactor.string(text)));
 }
 
-function safeJson(value: unknown): string {
+/** A JSON.stringify replacer: each string with its credential shapes redacted (its lines are still lines). */
+function shapesRedacted(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? redactCredentialShapes(value) : value;
+}
+
+function safeJson(value: unknown, replacer?: (key: string, value: unknown) => unknown): string {
   try {
-    return JSON.stringify(value) ?? '';
+    return JSON.stringify(value, replacer) ?? '';
   } catch {
     return '[unserializable]';
   }
