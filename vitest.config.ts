@@ -64,6 +64,10 @@ const isolatedPaths = [
   'test/readouts/recommendation-reads.test.ts',
   'test/store/run-row-shape.test.ts',
   'test/telemetry/metrics-route.test.ts',
+  // vi.mock of node:fs (a stat that calls a FIFO a regular file, test/helpers/fifo-swap.ts): in a
+  // shared worker svc's modules were already evaluated with the real node:fs.
+  'test/packs/fifo-swap.test.ts',
+  'test/workflow/fifo-swap.test.ts',
 ];
 
 /**

@@ -14,9 +14,9 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { printable } from '../util/terminal-text';
+import { readRegularFile } from '../workspace/file-io';
 import type { PackManifest } from './manifest';
 
 /** A file a hook command names (a script it runs), with the digest of its content. */
@@ -113,11 +113,16 @@ function words(command: string): string[] {
     .filter((w) => w !== '' && !w.startsWith('-'));
 }
 
+/**
+ * The digest of a regular file of at most `MAX_HASHED_BYTES`, else undefined. Checked on the opened
+ * file, not by a stat before the read: the workspace's commands can put a FIFO (a read of it waits
+ * for a writer, and svc's process with it) or a huge file in its place between the two.
+ */
 function fileDigest(abs: string): string | undefined {
   try {
-    const stat = statSync(abs);
-    if (!stat.isFile() || stat.size > MAX_HASHED_BYTES) return undefined;
-    return createHash('sha256').update(readFileSync(abs)).digest('hex').slice(0, 32);
+    const buffer = readRegularFile(abs, MAX_HASHED_BYTES + 1);
+    if (buffer.length > MAX_HASHED_BYTES) return undefined;
+    return createHash('sha256').update(buffer).digest('hex').slice(0, 32);
   } catch {
     return undefined;
   }

@@ -4,13 +4,19 @@
  * parts share (./controller.ts, ./pack-hydration.ts, ./pack-operations.ts).
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
+import { NotRegularFileError, readRegularFile } from '../workspace/file-io';
 import { approvalDigest, type HookFile, hookFiles } from './approval';
 import type { ResolvedRef } from './discovery';
-import { type PackDiagnostic, type PackManifest, type ParsedManifest, parseManifestText } from './manifest';
+import {
+  MAX_MANIFEST_BYTES,
+  type PackDiagnostic,
+  type PackManifest,
+  type ParsedManifest,
+  parseManifestText,
+} from './manifest';
 import type { PackRow, PackStore } from './store';
 import type { AppliedPack, PackControllerDeps } from './types';
 
@@ -68,9 +74,14 @@ export function createPackCore(deps: PackControllerDeps): PackCore {
   const loadManifest = (manifestPath: string, options: ManifestLoadOptions): ParsedManifest => {
     let text: string;
     try {
-      text = readFileSync(manifestPath, 'utf8');
+      // Non-blocking, checked on the opened file and no more than the limit (+1 to tell it is over):
+      // a FIFO put where the manifest was found waits for a writer, and svc's process with it.
+      text = readRegularFile(manifestPath, MAX_MANIFEST_BYTES + 1).toString('utf8');
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      const code =
+        error instanceof NotRegularFileError
+          ? `it is a ${error.kind}, not a regular file`
+          : ((error as NodeJS.ErrnoException).code ?? 'error');
       return {
         digest: '',
         diagnostics: [

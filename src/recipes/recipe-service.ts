@@ -4,7 +4,6 @@
  * in the ledger, one sub-agent run per step attempt) and a `workflow_runs` row of kind `recipe`.
  * @module
  */
-import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { globalConfigDir } from '../config/load';
 import type { Config } from '../config/schema';
@@ -17,7 +16,7 @@ import { assertCommandParams } from './check-command';
 import { checkRecipe } from './recipe-check';
 import { executeRecipe, type ParamValue, type RecipeStepResult, resolveParams } from './recipe-runner';
 import type { RecipeDiagnostic } from './recipe-schema';
-import { discoverRecipes, type LoadedRecipe, loadRecipe } from './recipe-store';
+import { discoverRecipes, type LoadedRecipe, loadRecipe, readRecipeText } from './recipe-store';
 import type {
   RecipeRunOptions,
   RecipeRunResult,
@@ -90,8 +89,7 @@ export function createRecipeService(deps: RecipeDeps): RecipeService {
       const target = deps.ws().paths.resolve(input.path!, 'path');
       let text: string;
       try {
-        if (!statSync(target.abs).isFile()) throw new Error('not a file');
-        text = readFileSync(target.abs, 'utf8');
+        text = readRecipeText(target.abs);
       } catch {
         throw new SvcError('not_found', `path: no readable file ${target.rel}`);
       }

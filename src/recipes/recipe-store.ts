@@ -5,8 +5,9 @@
  * every call (they are small), so an edited recipe is picked up at once.
  * @module
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { readRegularFile } from '../workspace/file-io';
 import { BUILTIN_RECIPES } from './builtin-recipes';
 import { parseRecipeText, type RecipeDefinition, type RecipeDiagnostic } from './recipe-schema';
 
@@ -51,17 +52,24 @@ function filesIn(dir: string, source: RecipeSource): RecipeFile[] {
     .flatMap((file): RecipeFile[] => {
       const path = join(dir, file);
       try {
-        const stat = statSync(path);
-        if (!stat.isFile()) return [];
-        const text =
-          stat.size > MAX_RECIPE_BYTES
-            ? `# recipe file is ${stat.size} bytes, more than ${MAX_RECIPE_BYTES}\n=`
-            : readFileSync(path, 'utf8');
-        return [{ name: basename(file, '.toml'), source, path, text }];
+        return [{ name: basename(file, '.toml'), source, path, text: readRecipeText(path) }];
       } catch {
         return [];
       }
     });
+}
+
+/**
+ * The text of the recipe file at `path`; a file over `MAX_RECIPE_BYTES` gives a text that fails
+ * to parse, saying so. The file is checked once opened, never by a stat before the read: a command
+ * in the workspace can put a FIFO (a read of it waits for a writer, and svc's process with it) or a
+ * huge file in its place between the two. Throws when it is missing or not a regular file
+ * (`NotRegularFileError`, EISDIR).
+ */
+export function readRecipeText(path: string): string {
+  const buffer = readRegularFile(path, MAX_RECIPE_BYTES + 1);
+  if (buffer.length > MAX_RECIPE_BYTES) return `# recipe file is more than ${MAX_RECIPE_BYTES} bytes\n=`;
+  return buffer.toString('utf8');
 }
 
 export function loadRecipe(file: RecipeFile): LoadedRecipe {

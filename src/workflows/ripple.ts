@@ -7,8 +7,9 @@
  * a changed file, tests referencing a symbol), and risk notes computed from those facts.
  * @module
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, posix } from 'node:path';
+import { readRegularFile } from '../workspace/file-io';
 import { createGitRunner } from '../workspace/git';
 import { fileSymbols, identifierRanges, languageFor } from '../workspace/symbols';
 import type { Workspace } from '../workspace/workspace';
@@ -446,11 +447,16 @@ function testCommands(deps: RippleDeps, tests: string[]): string[] {
   return commands;
 }
 
+/**
+ * A workspace file's text, undefined when it is missing, larger than `MAX_READ_BYTES` or not a
+ * regular file. Checked on the opened file, not by a stat before: a command in the workspace may
+ * put a FIFO (whose read waits for a writer, and the whole process with it) or a huge file in its
+ * place between the two (`readRegularFile`: non-blocking open, fstat, bounded read).
+ */
 function readText(abs: string): string | undefined {
   try {
-    const stat = statSync(abs);
-    if (!stat.isFile() || stat.size > MAX_READ_BYTES) return undefined;
-    return readFileSync(abs, 'utf8');
+    const buffer = readRegularFile(abs, MAX_READ_BYTES + 1);
+    return buffer.length > MAX_READ_BYTES ? undefined : buffer.toString('utf8');
   } catch {
     return undefined;
   }
