@@ -4,8 +4,10 @@
  * stalled, held 365 MB for five minutes, on the compat route, `/v1/sessions` and a session's
  * messages alike; connections were unbounded). Pins, with small limits:
  * - `max_body_bytes_in_flight`: the bodies being received count their declared length (a chunked
- *   one `max_body_bytes`); one that does not fit is a 503 with `Retry-After` and the route's error
- *   body, a request without a body still passes, and a closed upload gives its bytes back;
+ *   one the bytes that arrived, so twenty stalled chunked uploads of 4 KB leave room at the
+ *   defaults); one that does not fit is a 503 with `Retry-After` and the route's error body (a
+ *   chunked one that grows past it too, its connection closed), a request without a body still
+ *   passes, and a closed upload gives its bytes back;
  * - `body_idle_timeout_seconds`: a body that stops arriving is a 408 and its connection closed,
  *   its bytes given back; a request whose body arrived whole is not cut however long its run;
  * - `max_connections`: a connection past it is closed unanswered; `headers_timeout_seconds`: headers
@@ -132,6 +134,79 @@ describe('request bodies being received', () => {
     const answer = await request.answer;
     expect(status(answer)).toBe(200);
     expect(answer).toContain('late answer');
+  });
+});
+
+/** The head of a chunked POST (no length declared), then a first chunk of `first`. */
+const chunkedPost = (path: string, first: string) =>
+  `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+  `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunk(first)}`;
+const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+
+describe('chunked request bodies being received', () => {
+  it('HTTP-BODY-4: chunked uploads count the bytes that arrived: twenty that stall after 4 KB leave room for every other body', async () => {
+    // The defaults: max_body_bytes 10 MiB, max_body_bytes_in_flight 128 MiB. Counted with 10 MiB
+    // each, twelve such uploads held all but 8 MiB of the budget: the thirteenth chunked body on, and
+    // any body over 8 MiB, was a 503.
+    const { server, post: send, provider } = await compatServer([reply().text('served')]);
+    const first = `{"title":"${'x'.repeat(4000)}`;
+    const uploads: { socket: Socket; answered: boolean }[] = [];
+    for (let i = 0; i < 20; i++) {
+      const before = server.bodyBytesInFlight;
+      const upload = { ...open(server.url, chunkedPost('/v1/sessions', first)), answered: false };
+      upload.socket.once('data', () => {
+        upload.answered = true;
+      });
+      uploads.push(upload);
+      await until(() => server.bodyBytesInFlight > before || upload.answered, `upload ${i + 1} seen`);
+    }
+    expect(uploads.filter((u) => u.answered).length).toBe(0);
+    expect(server.bodyBytesInFlight).toBe(20 * Buffer.byteLength(first));
+
+    const served = await send('/v1/chat/completions', ask);
+    expect(served.status).toBe(200);
+    expect(((await served.json()) as any).choices[0].message.content).toBe('served');
+    expect(provider.requests).toHaveLength(1);
+    const whole = await open(
+      server.url,
+      chunkedPost('/v1/sessions', '{"title":"t"}').replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n') +
+        '0\r\n\r\n',
+    ).answer;
+    expect(status(whole)).toBe(201);
+
+    for (const upload of uploads) upload.socket.destroy();
+    await until(() => server.bodyBytesInFlight === 0, 'every upload given back');
+  });
+
+  it('HTTP-BODY-5: a chunked upload that grows past max_body_bytes_in_flight is a 503 with Retry-After, its connection closed and its bytes given back', async () => {
+    const { server, post: send } = await compatServer([], {
+      extraConfig: { services: { http: { max_body_bytes: 40_000, max_body_bytes_in_flight: 60_000 } } },
+    });
+    const declared = open(server.url, `${post('/v1/sessions', 40_000)}{"title":"`);
+    await until(() => server.bodyBytesInFlight === 40_000, 'the declared upload counted');
+    const first = `{"title":"${'x'.repeat(14_990)}`;
+    const growing = open(server.url, chunkedPost('/v1/sessions', first));
+    await until(
+      () => server.bodyBytesInFlight === 40_000 + Buffer.byteLength(first),
+      'the first chunk counted',
+    );
+    // 10 000 more: 25 000 bytes of body, within max_body_bytes, but past the 60 000 in flight.
+    growing.socket.write(chunk('y'.repeat(10_000)));
+    const answer = await growing.answer;
+    expect(status(answer)).toBe(503);
+    expect(header(answer, 'retry-after')).toBe('2');
+    expect(header(answer, 'connection')).toBe('close');
+    expect(body(answer)).toEqual({
+      error: {
+        message:
+          'svc is busy: request bodies being received hold the 60000-byte limit ([services.http].max_body_bytes_in_flight); retry after 2s',
+        type: 'unavailable',
+      },
+    });
+    await until(() => server.bodyBytesInFlight === 40_000, 'the growing upload given back');
+    declared.socket.destroy();
+    await until(() => server.bodyBytesInFlight === 0, 'every upload given back');
+    expect((await send('/v1/sessions', { title: 't' })).status).toBe(201);
   });
 });
 

@@ -45,7 +45,7 @@ export const servicesSchema = lazy(() =>
           .positive()
           .default(128 * 1024 * 1024)
           .describe(
-            'Bytes of request bodies being received at once (declared lengths; a chunked body counts as max_body_bytes); past it a 503 with Retry-After.',
+            'Bytes of request bodies being received at once (declared lengths; a chunked body counts the bytes that arrived); past it a 503 with Retry-After.',
           ),
         body_idle_timeout_seconds: z
           .number()

@@ -4,9 +4,12 @@
  * clients that each sent 9 MB of a declared 10 MB body and stalled held 365 MB until Node's request
  * timeout, five minutes later. Two bounds, on every route, before a route sees the request:
  * - the bytes of the bodies being received at once (`[services.http].max_body_bytes_in_flight`): a
- *   request is counted with its declared length (a chunked one with `max_body_bytes`, all it may
- *   send), from its arrival until its body ended or it closed; one that does not fit is a 503 with
- *   `Retry-After`, its body not read;
+ *   request is counted with its declared length from its arrival until its body ended or it closed;
+ *   one that does not fit is a 503 with `Retry-After`, its body not read. A chunked body (no length
+ *   declared) is counted as its bytes arrive, up to `max_body_bytes` (past it the route's 413): once
+ *   they would not fit it is the same 503 and its connection closed, the rest not read. Counted
+ *   with `max_body_bytes` from the start, as it once was, a dozen slow chunked uploads of a few KB
+ *   held the whole budget at the defaults and every other body was a 503;
  * - a body that stops arriving (`body_idle_timeout_seconds`, no byte for that long) is a 408 and
  *   its connection closed: the socket's inactivity timeout while the body is incomplete (the
  *   server writes nothing then), disarmed once it ended.
@@ -46,20 +49,37 @@ export function createBodyGuard(settings: () => BodyGuardSettings, flat: FlatErr
       const declared = declaredBytes(incoming);
       if (declared === 0) return true;
       const { maxBytesInFlight, maxBodyBytes, idleMs } = settings();
-      // A body over the limit is refused by it (413) before it is read: it holds no more than that.
-      const bytes = Math.min(declared ?? maxBodyBytes, maxBodyBytes);
       // A body the limit lets in always fits alone.
-      if (inFlight + bytes > Math.max(maxBytesInFlight, maxBodyBytes)) {
+      const budget = Math.max(maxBytesInFlight, maxBodyBytes);
+      // A body over the limit is refused by it (413) before it is read: it holds no more than that.
+      // A chunked one holds nothing yet, and is let in while a byte of it would fit.
+      let held = declared === undefined ? 0 : Math.min(declared, maxBodyBytes);
+      if (inFlight + Math.max(held, 1) > budget) {
         refuse(incoming, outgoing, flat, maxBytesInFlight, idleMs);
         return false;
       }
-      inFlight += bytes;
-      let held = true;
+      inFlight += held;
+      let counting = true;
       const release = () => {
-        if (!held) return;
-        held = false;
-        inFlight -= bytes;
+        if (!counting) return;
+        counting = false;
+        inFlight -= held;
       };
+      if (declared === undefined) {
+        countArrivals(incoming, (bytes) => {
+          if (!counting) return true;
+          const more = Math.min(bytes, maxBodyBytes) - held;
+          if (more <= 0) return true;
+          if (inFlight + more > budget) {
+            release();
+            overBudget(incoming, outgoing, flat, maxBytesInFlight, idleMs);
+            return false;
+          }
+          inFlight += more;
+          held += more;
+          return true;
+        });
+      }
       const ended = () => {
         release();
         // Not once the answer ended: Node's keep-alive timeout is the socket's then.
@@ -79,6 +99,31 @@ export function createBodyGuard(settings: () => BodyGuardSettings, flat: FlatErr
       });
       return true;
     },
+  };
+}
+
+/**
+ * Calls `arrived` with the bytes of the body received so far as each chunk comes from the HTTP
+ * parser (it hands a chunk to the request with `push`, whether or not a route reads yet: a `data`
+ * listener here would start the flow before the route listens). `arrived` answering `false` drops
+ * that chunk and everything after it, the body's end included.
+ */
+function countArrivals(incoming: IncomingMessage, arrived: (bytes: number) => boolean): void {
+  const push = incoming.push;
+  let bytes = 0;
+  let dropping = false;
+  incoming.push = function (this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding) {
+    // Not even its end once dropping: a route reading it sees it closed, never a cut body end.
+    if (dropping) return false;
+    if (chunk !== null && chunk !== undefined) {
+      bytes +=
+        typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding) : (chunk as Uint8Array).byteLength;
+      if (!arrived(bytes)) {
+        dropping = true;
+        return false;
+      }
+    }
+    return push.call(this, chunk, encoding);
   };
 }
 
@@ -118,6 +163,27 @@ function refuse(
   outgoing.end(body);
   // Node drains the unread body before it closes the connection: a client that stalls is dropped.
   incoming.socket?.setTimeout(idleMs);
+}
+
+/**
+ * A chunked body that grew past what the bodies being received may hold: the 503 of `refuse` when
+ * nothing was answered yet, and its connection closed once that is sent (the rest of the body is
+ * not read; a route reading it sees the request closed).
+ */
+function overBudget(
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  flat: FlatErrors,
+  maxBytesInFlight: number,
+  idleMs: number,
+): void {
+  const socket = incoming.socket;
+  if (outgoing.headersSent) {
+    socket?.destroy();
+    return;
+  }
+  outgoing.once('finish', () => socket?.destroy());
+  refuse(incoming, outgoing, flat, maxBytesInFlight, idleMs);
 }
 
 function stalled(
