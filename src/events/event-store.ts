@@ -1,6 +1,6 @@
 /**
- * The bus's log (`session_events`): appending a published event, the highest id of a session, and
- * the events after an id for a replay older than the ring. Async (issue 18): the PostgreSQL twin
+ * The bus's log (`session_events`): appending a published event, the highest id of a session, the
+ * events after an id for a replay older than the ring, and the last of them for a ring read back. Async (issue 18): the PostgreSQL twin
  * is ./pg-event-store.ts. Other reads: ./log-queries.ts.
  * @module
  */
@@ -71,6 +71,11 @@ export interface EventStore {
    */
   after(sessionId: string, afterId: number, limit?: number): Promise<StoredEventRow[]>;
   /**
+   * The session's last `limit` events after `afterId` (exclusive), in id order: a ring read back
+   * into memory reads no more than it keeps (./ring.ts). Optional: without it the bus reads `after`.
+   */
+  latest?(sessionId: string, afterId: number, limit: number): Promise<StoredEventRow[]>;
+  /**
    * How many events the session logged after `afterId` up to `upTo` (both ids; exclusive, then
    * inclusive): a replay's size, counted without reading its rows. Optional: without it the bus
    * counts the rows `after` reads.
@@ -85,6 +90,7 @@ export interface ImmediateEventStore {
   /** Highest id logged for the session below `beforeId` (0 when none). */
   maxIdBefore(sessionId: string, beforeId: number): number;
   after(sessionId: string, afterId: number, limit?: number): StoredEventRow[];
+  latest(sessionId: string, afterId: number, limit: number): StoredEventRow[];
   count(sessionId: string, afterId: number, upTo: number): number;
 }
 
@@ -112,6 +118,9 @@ export function createEventStore(db: Db): SqliteEventStore {
   const page = db.prepare(
     'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?',
   );
+  const latest = db.prepare(
+    'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = ? AND id > ? ORDER BY id DESC LIMIT ?',
+  );
   const count = db.prepare(
     'SELECT count(*) AS n FROM session_events WHERE session_id = ? AND id > ? AND id <= ?',
   );
@@ -131,6 +140,10 @@ export function createEventStore(db: Db): SqliteEventStore {
         limit === undefined ? after.all(sessionId, afterId) : page.all(sessionId, afterId, limit)
       ) as StoredEventRow[];
     },
+    latest: (sessionId, afterId, limit) => {
+      insert.flush();
+      return (latest.all(sessionId, afterId, limit) as StoredEventRow[]).reverse();
+    },
     count: (sessionId, afterId, upTo) => {
       insert.flush();
       return (count.get(sessionId, afterId, upTo) as { n: number }).n;
@@ -141,6 +154,7 @@ export function createEventStore(db: Db): SqliteEventStore {
     insert: async (sessionId, type, payload, createdAt) => now.insert(sessionId, type, payload, createdAt),
     maxId: async (sessionId) => now.maxId(sessionId),
     after: async (sessionId, afterId, limit) => now.after(sessionId, afterId, limit),
+    latest: async (sessionId, afterId, limit) => now.latest(sessionId, afterId, limit),
     count: async (sessionId, afterId, upTo) => now.count(sessionId, afterId, upTo),
   };
 }

@@ -82,6 +82,13 @@ export function createPostgresEventStore(deps: { sql: SqlClient }): PostgresEven
             'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = $1 AND id > $2 ORDER BY id LIMIT $3',
             [sessionId, afterId, limit],
           ),
+    latest: async (sessionId, afterId, limit) =>
+      (
+        await sql.query<StoredEventRow & Record<string, unknown>>(
+          'SELECT id, session_id, type, payload, created_at FROM session_events WHERE session_id = $1 AND id > $2 ORDER BY id DESC LIMIT $3',
+          [sessionId, afterId, limit],
+        )
+      ).reverse(),
     count: async (sessionId, afterId, upTo) =>
       (
         await sql.one<{ n: number }>(

@@ -23,6 +23,8 @@ export interface Ring {
 export interface RingLog {
   maxId(sessionId: string): number | Promise<number>;
   after(sessionId: string, afterId: number): StoredEventRow[] | Promise<StoredEventRow[]>;
+  /** The last `limit` of `after`'s events, in id order (absent: the ring reads `after`). */
+  latest?(sessionId: string, afterId: number, limit: number): StoredEventRow[] | Promise<StoredEventRow[]>;
   /**
    * The session's highest id below `beforeId` (0 when none), at once: a log that has it (SQLite's
    * immediate one) lets a new ring leave `evictedUpTo` unread until something asks for it.
@@ -218,7 +220,7 @@ export function ringCache(options: {
       const after = from === undefined ? 0 : lastBefore(from);
       const read =
         from !== undefined
-          ? mapMaybe(source?.after(sessionId, after) ?? [], (rows) => reloaded(sessionId, rows, from))
+          ? mapMaybe(rowsAfter(source, sessionId, after, ringSize), (rows) => reloaded(sessionId, rows, from))
           : mapMaybe(source?.maxId(sessionId) ?? 0, (id) => ({ events: [], evictedUpTo: id }));
       if (!(read instanceof Promise)) return keep(sessionId, read, at);
       const load = read.then(
@@ -236,6 +238,15 @@ export function ringCache(options: {
       return load;
     },
   };
+}
+
+/**
+ * What a ring read back reads of its session's log after `afterId`: its last `ringSize` events,
+ * and one more to tell where the ring starts (the id it evicted up to), not everything logged
+ * since it left memory (another node's run of thousands of events, or a session's whole log).
+ */
+function rowsAfter(source: RingLog | undefined, sessionId: string, afterId: number, ringSize: number) {
+  return source?.latest?.(sessionId, afterId, ringSize + 1) ?? source?.after(sessionId, afterId) ?? [];
 }
 
 /** `fn` of a value, at once when it is not a promise. */

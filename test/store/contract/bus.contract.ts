@@ -4,11 +4,13 @@
  * increase per session and overall) and reach subscribers once stored, with their ids, in order;
  * `publishStored` resolves the stored event; `replay` after an id is exact; a second bus on the
  * same log (another process or node) replays those events from the log after a Last-Event-ID;
- * a replay read in pages (`replay` with a page) gives the same events, and counts them all.
+ * a replay read in pages (`replay` with a page) gives the same events, and counts them all; a
+ * ring that left memory is read back with no more of the log than it keeps (plus one event, the id
+ * it starts after), however much another node appended to its session meanwhile.
  */
 import { expect, it } from 'vitest';
 import { createEventBus, type SessionEvent } from '../../../src/events/bus';
-import type { EventStore } from '../../../src/events/event-store';
+import type { EventStore, ImmediateEventStore, StoredEventRow } from '../../../src/events/event-store';
 import { testClock } from '../../helpers/make-test-app';
 
 export type OpenLog = () => Promise<{ store: () => EventStore; close: () => Promise<void> }>;
@@ -81,4 +83,73 @@ export function busContract(open: OpenLog): void {
       expect((await b.replay('s', sent[4].id, { limit: 3, upTo })).count).toBe(2);
     }),
   );
+
+  it(
+    'STORE-PG-bus: a ring that left memory is read back with at most its size of the log, however much was appended since',
+    withLog(async (store) => {
+      const reads: number[] = [];
+      const ringSize = 3;
+      const a = createEventBus({
+        store: () => countingReads(store(), reads),
+        clock: testClock(),
+        ringSize,
+        maxRings: 1,
+      });
+      const mine = [
+        await a.publishStored('s', 'tick', { n: 1 }),
+        await a.publishStored('s', 'tick', { n: 2 }),
+      ];
+      await a.publishStored('other', 'tick', { n: 0 }); // s's ring leaves memory (no listener)
+      // Another node appends a long run to s meanwhile.
+      const b = createEventBus({ store, clock: testClock(), ringSize: 100 });
+      const theirs: SessionEvent[] = [];
+      for (let n = 3; n <= 42; n++) theirs.push(await b.publishStored('s', 'tick', { n }));
+      reads.length = 0;
+      const retained = await a.retained('s');
+      expect(retained.map((e) => e.payload.n)).toEqual([40, 41, 42]);
+      expect(reads.length).toBeGreaterThan(0);
+      expect(Math.max(...reads)).toBeLessThanOrEqual(ringSize + 1);
+      // It answers as the whole read did: older ids from the log, the last three from the ring.
+      const fromRing = await a.replay('s', theirs[36].id);
+      expect(fromRing).toMatchObject({ source: 'ring' });
+      expect(fromRing.events.map((e) => e.payload.n)).toEqual([40, 41, 42]);
+      const fromLog = await a.replay('s', mine[0].id);
+      expect(fromLog.source).toBe('log');
+      expect(fromLog.events.map((e) => e.payload.n)).toEqual([...Array(41).keys()].map((i) => i + 2));
+      const next = await a.publishStored('s', 'tick', { n: 43 });
+      expect(await a.lastId('s')).toBe(next.id);
+      expect((await a.retained('s')).map((e) => e.payload.n)).toEqual([41, 42, 43]);
+    }),
+  );
+}
+
+/** The store, noting how many rows each read of a session's events answers (immediate reads too). */
+function countingReads(inner: EventStore & { readonly now?: ImmediateEventStore }, reads: number[]) {
+  const note = <T extends StoredEventRow[]>(rows: T): T => {
+    reads.push(rows.length);
+    return rows;
+  };
+  const now = inner.now;
+  return {
+    ...inner,
+    after: async (sessionId: string, afterId: number, limit?: number) =>
+      note(await inner.after(sessionId, afterId, limit)),
+    ...(inner.latest
+      ? {
+          latest: async (sessionId: string, afterId: number, limit: number) =>
+            note(await inner.latest!(sessionId, afterId, limit)),
+        }
+      : {}),
+    ...(now
+      ? {
+          now: {
+            ...now,
+            after: (sessionId: string, afterId: number, limit?: number) =>
+              note(now.after(sessionId, afterId, limit)),
+            latest: (sessionId: string, afterId: number, limit: number) =>
+              note(now.latest(sessionId, afterId, limit)),
+          },
+        }
+      : {}),
+  };
 }
