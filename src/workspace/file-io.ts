@@ -66,9 +66,14 @@ export function readRegularFile(abs: string, head?: number): Buffer {
       });
     if (!stat.isFile()) throw new NotRegularFileError(abs, kindOf(stat));
     if (head === undefined) return readFileSync(fd);
-    const buffer = Buffer.alloc(head);
-    const read = readSync(fd, buffer, 0, head, 0);
-    return buffer.subarray(0, read);
+    // Sized by the file, not the limit (a hook digest's limit is 8 MiB); a file that grew since
+    // its fstat fills the smaller buffer and is read again up to the limit.
+    const fits = Math.min(head, stat.size + 1);
+    const buffer = Buffer.alloc(fits);
+    const read = readSync(fd, buffer, 0, fits, 0);
+    if (read < fits || fits === head) return buffer.subarray(0, read);
+    const whole = Buffer.alloc(head);
+    return whole.subarray(0, readSync(fd, whole, 0, head, 0));
   } finally {
     closeSync(fd);
   }
