@@ -434,5 +434,44 @@ export function sessionStoreContract(open: OpenSessionStore): void {
         expect(await store.search('kraken', { role: 'assistant' })).toEqual([]);
       }),
     );
+
+    it(
+      'a word past 2,046 bytes and a message past a 1 MB index are stored and found by their words',
+      withStore(async (s) => {
+        const { store } = s;
+        const x = await store.create();
+        const blob = 'Q'.repeat(2_100);
+        const wide = '語'.repeat(700);
+        const m = await store.appendMessage({
+          session_id: x.id,
+          role: 'user',
+          parts: text(`x ${blob} ${wide} tail`),
+        });
+        const answer = await store.appendMessage({
+          session_id: x.id,
+          role: 'assistant',
+          parts: text('draft'),
+        });
+        await store.updateMessage(answer.id, { parts: text(`zq ${'A'.repeat(3_000)}`), finished: true });
+        const ids = async (query: string) => (await store.search(query)).map((r) => r.message_id);
+        expect(await ids(blob)).toEqual([m.id]);
+        expect(await ids(`x ${blob.slice(0, 40)}`)).toEqual([m.id]);
+        expect(await ids(wide)).toEqual([m.id]);
+        expect(await ids('tail')).toEqual([m.id]);
+        expect(await ids(`zq ${'a'.repeat(3_000)}`)).toEqual([answer.id]);
+        const many = Array.from(
+          { length: 1_200 },
+          (_, i) => `${String(i).padStart(4, '0')}${'w'.repeat(996)}`,
+        );
+        const big = await store.appendMessage({
+          session_id: x.id,
+          role: 'user',
+          parts: text(`leviathan ${many.join(' ')}`),
+        });
+        expect((await store.getMessage(big.id))?.parts).toEqual(text(`leviathan ${many.join(' ')}`));
+        expect(await ids('leviathan')).toEqual([big.id]);
+        expect(await ids(many[0]!)).toEqual([big.id]);
+      }),
+    );
   });
 }
