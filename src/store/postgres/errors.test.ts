@@ -54,6 +54,16 @@ describe('PostgreSQL errors', () => {
       ],
       [pgError('57014', 'canceling statement due to statement timeout'), 'timeout', /statement_timeout_ms/],
       [
+        pgError('54000', 'word is too long (2100 bytes, max 2046 bytes)'),
+        'internal',
+        /refused the data \(SQLSTATE 54000\): word is too long \(2100 bytes, max 2046 bytes\); retrying will not help/,
+      ],
+      [
+        pgError('22021', 'invalid byte sequence for encoding "UTF8": 0x00'),
+        'internal',
+        /refused the data \(SQLSTATE 22021\): invalid byte sequence/,
+      ],
+      [
         pgError('XX000', `boom at ${url}`),
         'unavailable',
         /boom at postgres:\/\/svc:\*\*\*@db\.example:6543\/svc_prod/,

@@ -2,7 +2,9 @@
  * What a PostgreSQL failure means for the person running svc (issue 18): the server cannot be
  * reached, the password is wrong, the database does not exist, the role lacks a permission. Each
  * becomes one `SvcError` naming host, port and database with the password masked, and the next
- * step; never a driver stack trace. Other errors keep the server's message, redacted the same way.
+ * step; never a driver stack trace. A data exception or program limit (SQLSTATE class 22 or 54)
+ * is an `internal` error, not a retryable `unavailable` one. Other errors keep the server's
+ * message, redacted the same way.
  * @module
  */
 import { SvcError } from '../../errors';
@@ -99,6 +101,15 @@ export function storeError(error: unknown, context: StoreErrorContext): SvcError
     return new SvcError('timeout', `${where}: a statement ran past [store] statement_timeout_ms (${raw})`, {
       details: { ...details, reason: 'statement_timeout' },
     });
+  }
+  if (code.startsWith('22') || code.startsWith('54')) {
+    // A data exception or a program limit (a word or a value too long): the same data fails the
+    // same way again, so no 503 inviting a retry.
+    return new SvcError(
+      'internal',
+      `${where} refused the data (SQLSTATE ${code}): ${raw}; retrying will not help: change or shorten what was sent, or report it if svc wrote it`,
+      { details: { ...details, reason: 'data' } },
+    );
   }
   return new SvcError('unavailable', `${where}: ${raw}`, { details: { ...details, reason: 'error' } });
 }
