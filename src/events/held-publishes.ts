@@ -7,7 +7,9 @@
  * a session, a claim and a message not yet committed. Held, they are enqueued together once the
  * transaction's COMMIT (or ROLLBACK) has answered: one append, after the writes they announce.
  *
- * Events a rolled-back transaction published are enqueued too, as they were appended before. A
+ * Events a rolled-back transaction holds are dropped: they announced writes that never happened (a
+ * run start whose statement failed told SSE clients of a run that did not exist); on SQLite too a
+ * rolled-back body's events are gone. Its `afterOwn` functions still run. A
  * caller that needs its events stored inside its transaction (`publishStored`, a replay)
  * releases what its own transaction holds first, so it never waits for its own end; `flush` does
  * not (it waits for what is queued: held events are never delivered before their transaction's
@@ -58,7 +60,7 @@ export function heldPublishes(deps: {
   /** Events held per session, over every open transaction. */
   const perSession = new Map<string, number>();
 
-  const release = (tx: PublishTransaction) => {
+  const release = (tx: PublishTransaction, kept = true) => {
     const own = held.get(tx);
     if (!own) return;
     held.delete(tx);
@@ -69,7 +71,7 @@ export function heldPublishes(deps: {
       else perSession.delete(item.sessionId);
     }
     // One synchronous stretch: the queue takes them as one run (its deferred start).
-    for (const item of items) deps.enqueue(item);
+    if (kept) for (const item of items) deps.enqueue(item);
     for (const { fn } of after) fn();
   };
 
@@ -81,7 +83,7 @@ export function heldPublishes(deps: {
       if (!own) {
         own = { items: [], after: [] };
         held.set(tx, own);
-        tx.onEnd(() => release(tx));
+        tx.onEnd((kept) => release(tx, kept));
       }
       own.items.push(item);
       perSession.set(item.sessionId, (perSession.get(item.sessionId) ?? 0) + 1);

@@ -4,7 +4,7 @@
  * (src/events/held-publishes.ts) are not delivered before that end for it (p-ownctx Left 2:
  * `flush()` released them, so every listener got them before the COMMIT, or before a ROLLBACK);
  * the monitor handles them itself, in the transaction (its reads see the run's start there, as on
- * SQLite), and not again when they are delivered.
+ * SQLite), and not again when they are delivered. A rolled-back transaction's events are dropped.
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { SqlClient } from '../../src/store/postgres/client';
@@ -29,7 +29,7 @@ const classifications = (app: Awaited<ReturnType<typeof adaptiveApp>>['app'], se
   ).length;
 
 describe.skipIf(!pg.available)('the adaptive monitor`s settled() inside a transaction (PostgreSQL)', () => {
-  it('STORE-PG-452: settled() inside a transaction delivers none of its held events before its end: the monitor handles its run.started in it (rolled back with it), every listener gets the events after the ROLLBACK or COMMIT, once, in publish order', async () => {
+  it('STORE-PG-452: settled() inside a transaction delivers none of its held events before its end: the monitor handles its run.started in it (rolled back with it), every listener gets the events after the COMMIT, once, in publish order, none of a rolled-back one', async () => {
     const sql = await migratedDatabase(pg.cluster());
     const { app } = await adaptiveApp([], {}, { postgres: sql });
     try {
@@ -91,10 +91,12 @@ describe.skipIf(!pg.available)('the adaptive monitor`s settled() inside a transa
       expect(classifications(app, kept.sessionId)).toBe(1);
       expect(kept.after).toBe(0);
 
-      // No listener got an event with its transaction open; after its end each once, in order.
+      // No listener got an event with its transaction open; none of the rolled-back one's (they
+      // announced writes that never happened); after the COMMIT each once, in order.
       expect(seen.filter((e) => e.open)).toEqual([]);
-      for (const { sessionId } of [rolled, kept]) {
-        const own = seen.filter((e) => e.session === sessionId);
+      expect(seen.filter((e) => e.session === rolled.sessionId)).toEqual([]);
+      {
+        const own = seen.filter((e) => e.session === kept.sessionId);
         expect(own.slice(0, 2).map((e) => e.type)).toEqual(['session.created', 'run.started']);
         expect(new Set(own.map((e) => e.id)).size).toBe(own.length);
         expect(own.map((e) => e.id)).toEqual([...own.map((e) => e.id)].sort((x, y) => x - y));
