@@ -211,12 +211,20 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       updateRunWithEventAfter(sql, id, patch, now, event, before, after, riding),
     insertEventWith: (runId, event, after, riding) => insertEventWith(sql, runId, event, after, riding),
     async interruptIfRunning(id, reason, now) {
-      return (
-        (await sql.run(
-          "UPDATE agent_runs SET status = 'interrupted', reason = $1, finished_at = $2, updated_at = $2 WHERE id = $3 AND status = 'running'",
-          [reason, now, id],
-        )) > 0
+      // The run's workspace leases (held as `run:<id>`, run_id the run) go in the same statement:
+      // its node is gone, so nothing renews or releases them, and every writer would wait for
+      // their expiry.
+      const row = await sql.one<{ n: number }>(
+        `WITH interrupted AS (
+           UPDATE agent_runs SET status = 'interrupted', reason = $1, finished_at = $2, updated_at = $2
+            WHERE id = $3 AND status = 'running' RETURNING id
+         ), released AS (
+           DELETE FROM workspace_leases WHERE run_id IN (SELECT id FROM interrupted) RETURNING 1
+         )
+         SELECT count(*)::int AS n FROM interrupted`,
+        [reason, now, id],
       );
+      return (row?.n ?? 0) > 0;
     },
     async interrupt(id, reason, now) {
       await sql.run(

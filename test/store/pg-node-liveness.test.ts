@@ -1,11 +1,12 @@
 /**
  * Nodes' heartbeats on PostgreSQL (issue 18; the ground issue 19's adoption stands on): a run of
  * another machine whose node stopped sending heartbeats is interrupted by the live nodes, exactly
- * once, with the reason; a run whose node still beats is left alone; a clean close removes the
- * node's row.
+ * once, with the reason, and its workspace leases released with it; a run whose node still beats
+ * is left alone; a clean close removes the node's row.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { createPostgresLeaseRepository } from '../../src/workspace/pg-lease-repository';
 import { postgresForFile } from '../helpers/postgres';
 import { runInput as input, ledgerNodes } from './ledger-nodes';
 
@@ -39,6 +40,19 @@ describe.skipIf(!pg.available)('node heartbeats on PostgreSQL', () => {
       expect((await dying.claim(deadRun.id)).ok).toBe(true);
       const liveRun = await beating.create(input('s-live'));
       expect((await beating.claim(liveRun.id)).ok).toBe(true);
+      // Each run holds a workspace lease, as a writing run does (src/agent/run-leases.ts).
+      const leases = createPostgresLeaseRepository({ sql: nodes.sql });
+      const hold = (workspace: string, runId: string) =>
+        leases.tryAcquire({
+          workspace,
+          holder: `run:${runId}`,
+          runId,
+          node: 'n',
+          now: Date.now(),
+          ttlMs: hour,
+        });
+      expect((await hold('/ws/dead', deadRun.id)).acquired).toBe(true);
+      expect((await hold('/ws/live', liveRun.id)).acquired).toBe(true);
       // Two live watchers on other machines, one with its clock an hour ahead: each looks on every
       // heartbeat.
       const watchers = [
@@ -60,6 +74,9 @@ describe.skipIf(!pg.available)('node heartbeats on PostgreSQL', () => {
       expect(events).toHaveLength(1);
       expect(events[0]!.payload).toMatchObject({ host: 'host-dying', pid: 4242 });
       expect(['rnr_w1', 'rnr_w2', 'rnr_beating']).toContain(events[0]!.payload.by_node);
+      // The dead run's lease went with its interruption (not an hour later); the live one's stays.
+      expect(await leases.get('/ws/dead')).toBeUndefined();
+      expect(await leases.get('/ws/live')).toMatchObject({ holder: `run:${liveRun.id}` });
       // The beating node's run is still running, and every node sees it alive.
       expect((await watchers[1]!.get(liveRun.id))!.status).toBe('running');
       expect(watchers[0]!.ownerAlive((await watchers[0]!.get(liveRun.id))!)).toBe(true);
