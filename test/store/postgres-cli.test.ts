@@ -110,6 +110,12 @@ describe.skipIf(!pg.available)('PostgreSQL store from the CLI', () => {
     );
     expect(plain.stdout).toMatch(/^ {2}✓ sandbox|^ {2}! sandbox|^ {2}✗ sandbox/m);
     expect(plain.stdout).toMatch(/^ {2}[✓!] node /m);
+    // svc.db is not used on PostgreSQL: no line says svc would create it.
+    expect(plain.stdout).not.toMatch(/^ {2}. database |svc\.db|svc creates it/m);
+    const plainJson = JSON.parse(
+      (await runBin(['doctor', '--json'], { cwd: workspace, env: unreachable })).stdout,
+    );
+    expect(plainJson.database.advice).toBe('not used: the store is PostgreSQL ([store] url)');
 
     const missing = env(workspace, { SVC_STORE_URL: cluster.urlOf('no_such_db') });
     const noDb = await runBin(['service', 'start', 'http', '--port', '0'], { cwd: workspace, env: missing });

@@ -4,6 +4,7 @@
  * the command sandbox (active, fallback or off, why, and the install command) and the Node.js
  * runtime (a supported line, not past its end of life: ./node-runtime.ts). Each check is
  * ok, warn or error with what to do; exit 1 when any is an error. `--json` prints the report.
+ * With a PostgreSQL store the `store` line (reached, schema) replaces svc.db's, which is not used.
  * `--store` checks the store instead (issue 18): SQLite's file and schema version, or PostgreSQL's
  * reachability, round trip, server version, schema version and role (primary, or standby and lag).
  * @module
@@ -52,16 +53,16 @@ export const registerDoctor: CliRegistrar = (program, ctx) => {
         else ctx.out(app.redactor.string(storeLines(store).join('\n')));
         return;
       }
-      const database = checkDatabase(app.dataDir);
+      const postgres = isPostgresUrl(app.config.store.url);
+      const database = unusedWith(checkDatabase(app.dataDir), postgres);
       const sandbox = app.sandbox.status();
+      // With a PostgreSQL store svc.db is not used (nor created): the store's line stands instead.
       const checks = [
         dataDirCheck(app.dataDir),
-        databaseCheck(database),
+        postgres ? postgresCheck(await checkStore(app.config.store, app.dataDir)) : databaseCheck(database),
         sandboxCheck(sandbox),
         nodeRuntimeCheck(process.versions.node, new Date()),
       ];
-      if (isPostgresUrl(app.config.store.url))
-        checks.splice(2, 0, postgresCheck(await checkStore(app.config.store, app.dataDir)));
       const report: DoctorReport = {
         ok: !checks.some((c) => c.status === 'error'),
         data_dir: app.dataDir,
@@ -133,6 +134,11 @@ function postgresCheck(store: StoreCheck): DoctorCheck {
     status: 'ok',
     detail: `${store.location}: reached, ${schema}, ${store.role ?? 'primary'}`,
   };
+}
+
+/** svc.db's check as the JSON report shows it: with a PostgreSQL store, said to be unused. */
+function unusedWith(db: DatabaseCheck, postgres: boolean): DatabaseCheck {
+  return postgres ? { ...db, advice: 'not used: the store is PostgreSQL ([store] url)' } : db;
 }
 
 function dataDirCheck(dir: string): DoctorCheck {
