@@ -68,6 +68,7 @@ export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
     active_runs: [],
   };
   const started = new Set<string>();
+  const failures = failureLog(deps);
 
   const pruneStarted = async () => {
     for (const runId of started) {
@@ -113,11 +114,11 @@ export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
     name: 'autopilot',
     state,
     async tick() {
-      await pruneStarted();
       const max = deps.config().services.autopilot.max_concurrent_runs;
       let fired = 0;
       let drained = 0;
       try {
+        await pruneStarted();
         const room = Math.max(0, max - started.size);
         const results = room > 0 ? await deps.scheduler.tick(deps.clock.now(), { limit: room }) : [];
         for (const result of results) {
@@ -129,10 +130,11 @@ export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
         }
         fired = results.length;
         drained = await drainQueues(Math.max(0, max - started.size));
+        failures.succeeded();
       } catch (error) {
         state.errors++;
         state.last_error = deps.redactor.string(toSvcError(error).message);
-        deps.log.error('autopilot tick failed', { error });
+        failures.failed(error);
       }
       state.ticks++;
       state.last_tick_at = deps.clock.now();
@@ -164,4 +166,49 @@ export function createAutopilotWorker(deps: AutopilotDeps): AutopilotWorker {
     },
   };
   return worker;
+}
+
+/** A minute: while ticks keep failing, one line a minute at most. */
+const FAILURE_LOG_MS = 60_000;
+
+/**
+ * The log of failed ticks: the first failure at once, then (the same cause, a database away, fails
+ * every tick) at most one line a minute with the count since the last, and one when a tick
+ * succeeds again.
+ */
+function failureLog(deps: Pick<AutopilotDeps, 'clock' | 'log'>) {
+  let since: number | undefined;
+  let loggedAt = 0;
+  let total = 0;
+  let unlogged = 0;
+  return {
+    failed(error: unknown) {
+      const now = deps.clock.now();
+      total++;
+      if (since === undefined) {
+        since = loggedAt = now;
+        deps.log.error('autopilot tick failed', { error });
+        return;
+      }
+      unlogged++;
+      if (now - loggedAt < FAILURE_LOG_MS) return;
+      deps.log.error('autopilot ticks still failing', {
+        error,
+        failed_ticks: unlogged,
+        failed_ticks_total: total,
+        failing_for_ms: now - since,
+      });
+      loggedAt = now;
+      unlogged = 0;
+    },
+    succeeded() {
+      if (since === undefined) return;
+      deps.log.info('autopilot tick succeeded again', {
+        failed_ticks: total,
+        failing_for_ms: deps.clock.now() - since,
+      });
+      since = undefined;
+      total = unlogged = 0;
+    },
+  };
 }
