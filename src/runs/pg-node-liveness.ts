@@ -2,7 +2,8 @@
  * The nodes' heartbeats on PostgreSQL (issue 18; issue 19 adopts on top of them): every App that
  * uses the shared run ledger writes a row to `cluster_nodes` (its runner id, host, pid) and renews
  * `heartbeat_at` every `heartbeatMs` (the database's clock, which also judges it: the machines'
- * clocks never meet); a clean close deletes the row. A node whose heartbeat is
+ * clocks never meet); a clean close deletes the row, and the live nodes delete a row silent for ten
+ * times `staleMs` (a node killed never does). A node whose heartbeat is
  * older than `staleMs` is dead: the runs it was running are marked `interrupted` by whichever live
  * node looks first (./pg-run-ledger.ts, one conditional UPDATE, so exactly one does). On one
  * machine the process check of ./run-recovery.ts answers first; the heartbeat is what tells a run
@@ -38,11 +39,19 @@ export interface NodeLiveness {
    */
   refreshedAt(): number | undefined;
   /**
+   * The rows of nodes silent for more than PRUNE_STALE × `staleMs` as of the last refresh go (a
+   * killed node never removes its own): a statement only when the last refresh saw one.
+   */
+  prune(): Promise<void>;
+  /**
    * The row goes, if this node ever beat: it has stopped (a clean close). A beat in flight lands
    * first and later ones do nothing, so an UPSERT cannot bring the row of a stopped node back.
    */
   close(): Promise<void>;
 }
+
+/** A node silent for this many times `staleMs` has its row removed by the live nodes. */
+export const PRUNE_STALE = 10;
 
 export interface NodeLivenessDeps {
   sql: SqlClient;
@@ -85,6 +94,11 @@ export function createNodeLiveness(deps: NodeLivenessDeps): NodeLiveness {
       return rows.nodes.some(
         (row) => row.id !== deps.runner && row.heartbeat_at >= (rows.now ?? 0) - deps.staleMs,
       );
+    },
+    async prune() {
+      const silentMs = deps.staleMs * PRUNE_STALE;
+      if (!nodes || ![...nodes.values()].some((node) => node.heartbeat_at < refreshedAt - silentMs)) return;
+      await repo.prune(silentMs);
     },
     node: (runner) => nodes?.get(runner),
     silentFor(runner) {

@@ -1,6 +1,7 @@
 /**
  * The nodes' heartbeat rows on PostgreSQL (`cluster_nodes`, migration 2): one per node, written
- * and renewed by the node, read by every node, removed on a clean close (./pg-node-liveness.ts).
+ * and renewed by the node, read by every node, removed on a clean close, or by a live node once
+ * it has been silent for long (./pg-node-liveness.ts `prune`).
  * @module
  */
 import type { SqlClient } from '../store/postgres/client';
@@ -25,6 +26,8 @@ export interface NodeRepository {
   beat(node: { id: string; host: string; pid: number }, startedAt: number): Promise<void>;
   all(): Promise<NodeRows>;
   remove(id: string): Promise<void>;
+  /** The rows whose heartbeat is older than `silentMs` by the database's clock (long-dead nodes). */
+  prune(silentMs: number): Promise<void>;
 }
 
 /**
@@ -56,6 +59,11 @@ export function createPostgresNodeRepository({ sql }: { sql: SqlClient }): NodeR
     },
     async remove(id) {
       await sql.autocommit.run('DELETE FROM cluster_nodes WHERE id = $1', [id]);
+    },
+    async prune(silentMs) {
+      await sql.autocommit.run(`DELETE FROM cluster_nodes WHERE heartbeat_at < ${DB_NOW_MS} - $1`, [
+        silentMs,
+      ]);
     },
   };
 }

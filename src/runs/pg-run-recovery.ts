@@ -108,13 +108,14 @@ export function createPostgresRunRecovery(input: {
 
   let janitor: ReturnType<typeof setInterval> | undefined;
   let closed = false;
-  /** Every heartbeat: this node's beat, everyone's read again, the dead nodes' runs recovered. */
+  /** Every heartbeat: this node's beat, everyone's read again, dead nodes' runs recovered, old rows pruned. */
   const tick = async () => {
     if (!liveness) return;
     await liveness.beat();
     if (closed) return;
     await liveness.refresh();
     await recover();
+    await liveness.prune();
   };
   const startJanitor = (heartbeatMs: number) => {
     let busy = false;

@@ -2,7 +2,8 @@
  * Nodes' heartbeats on PostgreSQL (issue 18; the ground issue 19's adoption stands on): a run of
  * another machine whose node stopped sending heartbeats is interrupted by the live nodes, exactly
  * once, with the reason, and its workspace leases released with it; a run whose node still beats
- * is left alone; a clean close removes the node's row.
+ * is left alone; a clean close removes the node's row, the live nodes that of a node silent for
+ * ten times the stale bound.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -88,6 +89,31 @@ describe.skipIf(!pg.available)('node heartbeats on PostgreSQL', () => {
       );
       expect(ids).not.toContain('rnr_beating');
       expect(ids).toEqual(expect.arrayContaining(['rnr_dying', 'rnr_w1', 'rnr_w2']));
+    } finally {
+      await nodes.close();
+    }
+  });
+
+  it('the live nodes remove the row of a node silent for ten times node_stale_ms; a node dead for less keeps its row', async () => {
+    const nodes = await ledgerNodes(pg.cluster(), 60_000);
+    try {
+      const silent = async (id: string, ms: number) =>
+        nodes.sql.run(
+          `INSERT INTO cluster_nodes (id, host, pid, url, started_at, heartbeat_at)
+           VALUES ($1, 'host-gone', 1, NULL, 1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $2)`,
+          [id, ms],
+        );
+      await silent('rnr_killed_long_ago', 601_000);
+      await silent('rnr_killed_lately', 120_000);
+      const watcher = nodes.open('rnr_watcher', 'host-w', 50);
+      await watcher.list();
+      const ids = async () =>
+        (await nodes.sql.query<{ id: string }>('SELECT id FROM cluster_nodes ORDER BY id')).map((r) => r.id);
+      await until(
+        async () => ((await ids()).includes('rnr_killed_long_ago') ? undefined : true),
+        'the long-dead node’s row to go',
+      );
+      expect(await ids()).toEqual(['rnr_killed_lately', 'rnr_watcher']);
     } finally {
       await nodes.close();
     }
