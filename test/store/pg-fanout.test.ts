@@ -167,7 +167,7 @@ describe.skipIf(!pg.available)('STORE-PG-fanout: SSE across two Apps on one data
     });
   }
 
-  it('STORE-PG-fanout: an SSE client on B gets the events published on A; reconnecting to A replays exactly', async () => {
+  it('STORE-PG-fanout: an SSE client on B gets the events published on A, from the session’s start as on A; reconnecting to A replays exactly', async () => {
     const nodes = await twoNodes(pg.cluster());
     const appA = await makeTestApp({ postgres: nodes.sql });
     const appB = await makeTestApp({ postgres: nodes.other });
@@ -182,8 +182,10 @@ describe.skipIf(!pg.available)('STORE-PG-fanout: SSE across two Apps on one data
     try {
       const session = await appA.sessions.create();
       // session.created is stored before B's stream opens: B's ring starts after it (as a node
-      // that restarted); what B streams is what A publishes from here on.
+      // that restarted), yet B's stream starts with it, read from the log, as A's would.
       await appA.bus.flush();
+      const created = (await appA.bus.replay(session.id, 0)).events;
+      expect(created.map((e) => e.type)).toEqual(['session.created']);
       const path = `/v1/sessions/${session.id}/events`;
       source = new EventSource(`${serverB.url}${path}`, {
         // Each connection goes to the node `target` names: the load balancer of a cluster.
@@ -238,7 +240,10 @@ describe.skipIf(!pg.available)('STORE-PG-fanout: SSE across two Apps on one data
       expect(ticks().map((r) => [r.id, r.n])).toEqual(
         [...live, ...missed, after].map((e, i) => [e.id, i + 1]),
       );
-      expect(received.filter((r) => r.type === 'session.created')).toEqual([]);
+      expect(received.filter((r) => r.type === 'session.created')).toEqual([
+        { type: 'session.created', id: created[0]!.id, n: undefined },
+      ]);
+      expect(received.slice(0, 2).map((r) => r.type)).toEqual(['connected', 'session.created']);
       const reconnect = received.filter((r) => r.type === 'connected')[1];
       expect(reconnect.id).toBe(live[2].id);
     } finally {

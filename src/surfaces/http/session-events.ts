@@ -200,7 +200,9 @@ interface ReplayPlan {
 }
 
 /**
- * Where the replay starts: without `Last-Event-ID`, where the retained ring starts; with an id this
+ * Where the replay starts: without `Last-Event-ID`, where the retained ring starts, or at the
+ * session's first event when this node's ring lacks the start of a log that fits in a ring (the
+ * session was created on another node, or before a restart); with an id this
  * server never gave for the session (another data dir, a reset), the same, after a `resync`; else
  * after that id (from the log, after a `resync`, when it is older than the ring).
  */
@@ -214,8 +216,17 @@ async function replayPlan(
   const latest = await app.bus.lastId(sessionId);
   if (lastEventId === undefined || lastEventId > latest) {
     const retained = await app.bus.retained(sessionId);
-    const afterId = retained.length ? retained[0].id - 1 : latest;
-    const first = await feed.read(afterId, latest);
+    let afterId = retained.length ? retained[0].id - 1 : latest;
+    let first = await feed.read(afterId, latest);
+    // A ring that may not hold the session's start (another node created it, or this one
+    // restarted): when the whole log fits in a ring, it is sent, as the creator's ring would.
+    if (retained.length < app.config.services.http.event_ring_size && afterId > 0) {
+      const head = await feed.read(0, latest);
+      if (head.source === 'log' && (head.count ?? Infinity) <= app.config.services.http.event_ring_size) {
+        afterId = 0;
+        first = head;
+      }
+    }
     return {
       first,
       afterId,
