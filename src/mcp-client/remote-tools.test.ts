@@ -8,6 +8,8 @@ import { MAX_DESCRIPTION_CHARS, MAX_LABEL_CHARS } from './peer-text';
 import {
   checkRemoteTool,
   contentText,
+  MAX_SCHEMA_BYTES,
+  MAX_SCHEMA_DEPTH,
   type RemoteTool,
   registryName,
   remoteInputSchema,
@@ -56,6 +58,42 @@ describe('checkRemoteTool', () => {
     [{ name: 'a', description: 5, inputSchema: { type: 'object' } }, 'tool "a": description is not a string'],
   ])('rejects %j: %s', (raw, reason) => {
     expect(checkRemoteTool(raw)).toEqual({ ok: false, reason });
+  });
+});
+
+describe('checkRemoteTool: how deep and how large a schema may be', () => {
+  /** An input schema whose property `d` nests `levels` properties deep. */
+  const nested = (levels: number) => {
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < levels; i++) schema = { type: 'object', properties: { x: schema } };
+    return { type: 'object', properties: { d: schema } };
+  };
+
+  it('takes a schema up to MAX_SCHEMA_DEPTH levels (objects and arrays) and rejects a deeper one', () => {
+    expect(MAX_SCHEMA_DEPTH).toBe(64);
+    // The root and `d` are 3 levels, then two (a properties map, a schema) per property: 3 + 2 * 31 = 65.
+    expect(checkRemoteTool({ name: 'ok', inputSchema: nested(30) })).toMatchObject({ ok: true });
+    for (const levels of [31, 3000]) {
+      expect(checkRemoteTool({ name: 'deep', inputSchema: nested(levels) })).toEqual({
+        ok: false,
+        reason: 'tool "deep": inputSchema is nested deeper than 64 levels',
+      });
+    }
+    const arrays = { type: 'object', enum: [JSON.parse(`${'['.repeat(70)}${']'.repeat(70)}`)] };
+    expect(checkRemoteTool({ name: 'arr', inputSchema: arrays })).toMatchObject({ ok: false });
+  });
+
+  it('rejects a schema over MAX_SCHEMA_BYTES of JSON (a megabyte property description)', () => {
+    expect(MAX_SCHEMA_BYTES).toBe(64 * 1024);
+    const schema = (chars: number) => ({
+      type: 'object',
+      properties: { a: { type: 'string', description: 'S'.repeat(chars) } },
+    });
+    expect(checkRemoteTool({ name: 'fits', inputSchema: schema(60_000) })).toMatchObject({ ok: true });
+    expect(checkRemoteTool({ name: 'big', inputSchema: schema(1 << 20) })).toEqual({
+      ok: false,
+      reason: 'tool "big": inputSchema is 1025 KiB of JSON, over the 64 KiB limit',
+    });
   });
 });
 

@@ -42,6 +42,14 @@ export const remoteFamily = (serverId: string) => `mcp:${serverId}`;
 export const isRemoteTool = (tool: { family: string }) => tool.family.startsWith('mcp:');
 /** Providers cap tool names at 64 characters of `[A-Za-z0-9_-]`. */
 const MAX_NAME = 64;
+/**
+ * The deepest nesting (objects and arrays) of a tool's input schema svc takes: real schemas stay
+ * far below it, and a schema thousands of levels deep fails the JSON Schema conversion every run
+ * does, and with it every run.
+ */
+export const MAX_SCHEMA_DEPTH = 64;
+/** The largest input schema svc takes (its JSON, in bytes): it goes to the model on every request. */
+export const MAX_SCHEMA_BYTES = 64 * 1024;
 
 export interface RemoteTool {
   name: string;
@@ -123,7 +131,10 @@ export function checkRemoteTool(
     }
     for (const [key, value] of Object.entries(schema.properties)) {
       if (!isPlainObject(value) && typeof value !== 'boolean') {
-        return { ok: false, reason: `${label}: inputSchema.properties.${key} is not a schema` };
+        return {
+          ok: false,
+          reason: `${label}: inputSchema.properties.${key} is not a schema`,
+        };
       }
     }
   }
@@ -136,6 +147,8 @@ export function checkRemoteTool(
   if (raw.description !== undefined && typeof raw.description !== 'string') {
     return { ok: false, reason: `${label}: description is not a string` };
   }
+  const bound = schemaBound(schema);
+  if (bound) return { ok: false, reason: `${label}: inputSchema ${bound}` };
   const annotations = isPlainObject(raw.annotations) ? raw.annotations : undefined;
   return {
     ok: true,
@@ -153,6 +166,27 @@ export function checkRemoteTool(
         : undefined,
     },
   };
+}
+
+/** Why a schema is too deep or too large to take (MAX_SCHEMA_DEPTH, MAX_SCHEMA_BYTES), if it is. */
+function schemaBound(schema: Record<string, unknown>): string | undefined {
+  // Walked without recursion: the depth is the peer's to choose.
+  let level: unknown[] = [schema];
+  for (let depth = 1; level.length > 0; depth++) {
+    if (depth > MAX_SCHEMA_DEPTH) return `is nested deeper than ${MAX_SCHEMA_DEPTH} levels`;
+    const next: unknown[] = [];
+    for (const node of level) {
+      for (const child of Object.values(node as object)) {
+        if (typeof child === 'object' && child !== null) next.push(child);
+      }
+    }
+    level = next;
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(schema));
+  if (bytes > MAX_SCHEMA_BYTES) {
+    return `is ${Math.ceil(bytes / 1024)} KiB of JSON, over the ${MAX_SCHEMA_BYTES / 1024} KiB limit`;
+  }
+  return undefined;
 }
 
 /**

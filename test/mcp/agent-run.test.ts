@@ -9,6 +9,7 @@ import { agentApp } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
 
 const FIXTURE = resolve(__dirname, '../fixtures/mcp/stdio-server.mjs');
+const DEEP_FIXTURE = resolve(__dirname, '../fixtures/mcp/deep-schema-server.mjs');
 
 describe('agent run with an MCP server', () => {
   it('GEN-05/CFG-31 companion: the agent calls a stdio MCP server tool and reads its answer', async () => {
@@ -45,5 +46,29 @@ describe('agent run with an MCP server', () => {
     expect(JSON.stringify(provider.requests[1].body.messages)).toMatch(
       /permission|not allowed|denied|nobody/i,
     );
+  });
+
+  it("a server's tool with a schema 3000 levels deep is skipped; the run and the server's other tools work", async () => {
+    const { app, provider } = await agentApp(
+      [reply().toolCall('mcp_deep_echo', { text: 'hi' }), reply().text('done')],
+      {
+        extraConfig: {
+          mcp: { deep: { command: process.execPath, args: [DEEP_FIXTURE], trust_annotations: true } },
+        },
+      },
+    );
+    app.mcpClients.start();
+    await app.mcpClients.settled({ timeoutMs: 15_000 });
+    expect(app.mcpClients.status('deep')[0].warnings).toEqual([
+      'skipped: tool "deep": inputSchema is nested deeper than 64 levels',
+    ]);
+    const session = await app.agent.createSession({ title: 'mcp-deep' });
+    const result = await app.agent.run({ sessionId: session.id, prompt: 'use the echo tool' });
+    expect(result.status).toBe('completed');
+    const first = provider.requests[0].body as { tools: { function: { name: string } }[] };
+    const names = first.tools.map((t) => t.function.name);
+    expect(names).toContain('mcp_deep_echo');
+    expect(names).not.toContain('mcp_deep_deep');
+    expect(JSON.stringify(provider.requests[1].body.messages)).toContain('called echo');
   });
 });

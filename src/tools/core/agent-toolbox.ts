@@ -6,6 +6,7 @@
  */
 import type { AgentToolbox, AgentToolSpec } from '../../agent/toolbox';
 import type { Config } from '../../config/schema';
+import type { Logger } from '../../log';
 import { type FunnelContext, isStablePolicy, type ToolPolicy } from '../../permissions/tool-policy';
 import { callTool } from './call-tool';
 import { effectiveTools } from './funnel';
@@ -15,11 +16,11 @@ import type { AnyTool, GateResult, ToolHost, ToolRegistry } from './types';
 /** The toolbox over one host (a run's host: the App, or its view of a worktree). */
 export function createAgentToolbox(host: ToolHost): AgentToolbox {
   return {
-    effective: (context) => effectiveSpecs(host.tools, host.config, context),
-    registered: () => registeredSpecs(host.tools),
+    effective: (context) => effectiveSpecs(host.tools, host.config, context, host.log),
+    registered: () => registeredSpecs(host.tools, host.log),
     get(name) {
       const tool = host.tools.get(name);
-      return tool ? specOf(tool) : undefined;
+      return tool ? specOf(tool, host.log) : undefined;
     },
     async concurrent(name, sessionId) {
       try {
@@ -76,9 +77,10 @@ function effectiveSpecs(
   registry: ToolRegistry,
   config: Config,
   context: FunnelContext,
+  log: Logger,
 ): readonly AgentToolSpec[] {
   const key = contextKey(context);
-  if (key === undefined) return effectiveTools(registry, config, context).map(specOf);
+  if (key === undefined) return specsOf(effectiveTools(registry, config, context), log);
   const state = registry.gates();
   let byConfig = effectiveCache.get(state);
   if (!byConfig) {
@@ -92,7 +94,7 @@ function effectiveSpecs(
   }
   let specs = byContext.get(key);
   if (!specs) {
-    specs = Object.freeze(effectiveTools(registry, config, context).map(specOf));
+    specs = Object.freeze(specsOf(effectiveTools(registry, config, context), log));
     if (byContext.size >= EFFECTIVE_CONTEXTS) byContext.clear();
     byContext.set(key, specs);
   }
@@ -106,32 +108,56 @@ function effectiveSpecs(
  */
 const registeredCache = new WeakMap<GateResult[], readonly AgentToolSpec[]>();
 
-function registeredSpecs(registry: ToolRegistry): readonly AgentToolSpec[] {
+function registeredSpecs(registry: ToolRegistry, log: Logger): readonly AgentToolSpec[] {
   const state = registry.gates();
   let list = registeredCache.get(state);
   if (!list) {
-    list = Object.freeze(registry.registered().map(specOf));
+    list = Object.freeze(specsOf(registry.registered(), log));
     registeredCache.set(state, list);
   }
   return list;
 }
 
-const specs = new WeakMap<AnyTool, AgentToolSpec>();
+/** Per definition its spec, or null when its input schema cannot be converted (left out). */
+const specs = new WeakMap<AnyTool, AgentToolSpec | null>();
 
-/** The spec of a tool definition: one object per definition, so the agent can cache by it. */
-function specOf(tool: AnyTool): AgentToolSpec {
+/**
+ * The spec of a tool definition: one object per definition, so the agent can cache by it. A tool
+ * whose input schema cannot be converted to JSON Schema (a peer's schema, a plugin's) has none: it
+ * is left out of what the model sees, logged once, and every other tool and run goes on.
+ */
+function specOf(tool: AnyTool, log: Logger): AgentToolSpec | undefined {
   let spec = specs.get(tool);
-  if (!spec) {
-    spec = {
-      name: tool.name,
-      family: tool.family,
-      description: tool.description,
-      inputSchema: inputSchemaOf(tool),
-      ...(tool.readsOnly ? { readsOnly: true as const } : {}),
-    };
+  if (spec === undefined) {
+    try {
+      spec = {
+        name: tool.name,
+        family: tool.family,
+        description: tool.description,
+        inputSchema: inputSchemaOf(tool),
+        ...(tool.readsOnly ? { readsOnly: true as const } : {}),
+      };
+    } catch (error) {
+      log.warn('tool left out: its input schema cannot be converted to JSON Schema', {
+        tool: tool.name,
+        family: tool.family,
+        error,
+      });
+      spec = null;
+    }
     specs.set(tool, spec);
   }
-  return spec;
+  return spec ?? undefined;
+}
+
+/** The specs of these tools, without the ones that have none. */
+function specsOf(tools: readonly AnyTool[], log: Logger): AgentToolSpec[] {
+  const list: AgentToolSpec[] = [];
+  for (const tool of tools) {
+    const spec = specOf(tool, log);
+    if (spec) list.push(spec);
+  }
+  return list;
 }
 
 /** Text the model reads of a result: the tool's own rendering, else the JSON. */
