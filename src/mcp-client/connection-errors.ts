@@ -1,13 +1,15 @@
 /**
  * What an MCP connection's failures mean to the operator and to the caller: the state and message
  * a failed start leaves, and the SvcError a failed tool call becomes. Pure functions over the
- * error; the connection applies the result.
+ * error; the connection applies the result. A server's own text in an error (an HTTP error body,
+ * its error message) is made safe and cut (`peerError`): it is shown on terminals and to the model.
  * @module
  */
 import type { McpServerConfig } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
 import { MESSAGE_TOO_LARGE } from './capped-fetch';
 import { oauthFailureText } from './oauth-fetch';
+import { peerError } from './peer-text';
 import { NeedsAuth } from './transport';
 
 export interface FailureContext {
@@ -47,7 +49,7 @@ export function startFailure(
       error: `the server answered 401 Unauthorized; set headers (e.g. Authorization) or auth = "oauth" in [mcp.${id}]`,
     };
   }
-  return { state: 'failed', error: describeStartError(error, context) };
+  return { state: 'failed', error: peerError(describeStartError(error, context)) };
 }
 
 function describeStartError(error: unknown, context: FailureContext): string {
@@ -78,22 +80,22 @@ export function callFailure(
   name: string,
   error: unknown,
   signal: AbortSignal,
-  context: { id: string; timeoutMs: number },
+  context: CallContext,
 ): { error: SvcError; refused: boolean } {
   const failure = callError(name, error, signal, context);
   return { error: failure, refused: failure.code === 'unauthorized' && !SvcError.is(error) };
 }
 
-function callError(
-  name: string,
-  error: unknown,
-  signal: AbortSignal,
-  context: { id: string; timeoutMs: number },
-): SvcError {
+export interface CallContext {
+  id: string;
+  timeoutMs: number;
+}
+
+function callError(name: string, error: unknown, signal: AbortSignal, context: CallContext): SvcError {
   const { id } = context;
   if (signal.aborted) return new SvcError('cancelled', `${name}: cancelled`, { cause: error });
   const code = (error as { code?: unknown })?.code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = peerError(error instanceof Error ? error.message : String(error));
   if (code === -32001) {
     return new SvcError(
       'timeout',

@@ -12,10 +12,12 @@ import type { McpServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
 import type { Logger } from '../log';
 import type { Clock } from '../util/ids';
+import { safeTerminalText } from '../util/terminal-text';
 import { VERSION } from '../version';
 import type { McpAuthStore } from './auth-store';
 import { callFailure, raceAbort, startFailure } from './connection-errors';
 import { createOAuthProvider } from './oauth-provider';
+import { peerLabel } from './peer-text';
 import { type RemoteCallResult, type RemoteToolDef, registryName } from './remote-tools';
 import { listRawTools, toolDefinitions } from './tool-listing';
 import { type McpTransportType, openTransport, targetOf, transportType } from './transport';
@@ -42,9 +44,9 @@ export interface McpServerStatus {
   action: string | null;
   /** Registry names of its tools. */
   tools: string[];
-  /** Tools that were skipped (malformed schema, name clash). */
+  /** Tools that were skipped (malformed, too deep or large a schema, name clash). */
   warnings: string[];
-  /** Last lines the server wrote to stderr (stdio servers). */
+  /** Last lines the server wrote to stderr (stdio servers), made safe to show. */
   stderr_tail: string[];
   attempts: number;
   connected_at_unix: number | null;
@@ -183,7 +185,7 @@ export class McpConnection {
       action: this.action(),
       tools: [...this.tools],
       warnings: [...this.warnings],
-      stderr_tail: [...this.stderrTail, ...(this.stderrPartial ? [this.stderrPartial] : [])],
+      stderr_tail: [...this.stderrTail, ...(this.stderrPartial ? [stderrLine(this.stderrPartial)] : [])],
       attempts: this.attempts,
       connected_at_unix: this.connectedAt === null ? null : Math.floor(this.connectedAt / 1000),
       server: this.serverInfo,
@@ -255,7 +257,9 @@ export class McpConnection {
       }
       await this.refreshTools(client, this.startTimeoutMs);
       const version = client.getServerVersion();
-      this.serverInfo = version ? { name: version.name, version: version.version } : null;
+      this.serverInfo = version
+        ? { name: peerLabel(version.name), version: peerLabel(version.version) }
+        : null;
       this.state = 'connected';
       this.error = null;
       this.connectedAt = this.deps.clock.now();
@@ -301,7 +305,7 @@ export class McpConnection {
   private appendStderr(text: string) {
     const lines = (this.stderrPartial + text).split(/\r?\n/);
     this.stderrPartial = (lines.pop() ?? '').slice(0, STDERR_LINE_CHARS);
-    for (const line of lines) this.stderrTail.push(line.slice(0, STDERR_LINE_CHARS));
+    for (const line of lines) this.stderrTail.push(stderrLine(line));
     if (this.stderrTail.length > STDERR_LINES)
       this.stderrTail.splice(0, this.stderrTail.length - STDERR_LINES);
   }
@@ -383,4 +387,11 @@ export class McpConnection {
       this.deps.log.debug('mcp client close failed', { server: this.id, error });
     }
   }
+}
+
+/** One line of a server's stderr as kept: made safe to show (no escape sequences), capped. */
+function stderrLine(line: string): string {
+  return safeTerminalText(line.slice(0, STDERR_LINE_CHARS * 2))
+    .replace(/\n/g, ' ')
+    .slice(0, STDERR_LINE_CHARS);
 }

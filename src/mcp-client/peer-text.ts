@@ -1,8 +1,9 @@
 /**
- * Text an MCP server sends about its tools (names, titles, descriptions) made safe to show: it
- * reaches terminals, permission prompts, ACP clients and the model. Escape sequences and control
- * characters are removed and bidi controls written out as `<U+202E>` (`safeTerminalText`), so
- * they cannot act on a terminal or reorder what is shown, and the length is capped with an ellipsis.
+ * Text an MCP server sends (tool names, titles, descriptions, error messages, HTTP error bodies,
+ * stderr) made safe to show: it reaches terminals, permission prompts, ACP clients and the model.
+ * Escape sequences and control characters are removed and bidi controls written out as
+ * `<U+202E>` (`safeTerminalText`), so they cannot act on a terminal or reorder what is shown, and
+ * the length is capped with an ellipsis.
  * @module
  */
 import { capText, safeTerminalText } from '../util/terminal-text';
@@ -20,4 +21,16 @@ export function peerLabel(text: string, max = MAX_LABEL_CHARS): string {
 /** A description: keeps line breaks and tabs (a carriage return becomes a line break). */
 export function peerText(text: string, max = MAX_DESCRIPTION_CHARS): string {
   return capText(safeTerminalText(text), max);
+}
+
+/** The longest error text of a server kept (a failed start, a call's error, an HTTP error body). */
+export const MAX_ERROR_CHARS = 4096;
+
+/** An error message with a server's text in it: made safe and cut at `max`, saying how long it was. */
+export function peerError(text: string, max = MAX_ERROR_CHARS): string {
+  // Only a bounded head is cleaned: the rest is cut anyway (a body can be megabytes).
+  const head = text.length > max * 4 ? text.slice(0, max * 4) : text;
+  const safe = safeTerminalText(head);
+  if (head === text && safe.length <= max) return safe;
+  return `${capText(safe, max)} [cut: ${text.length} characters in all]`;
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { createFileAuthStore } from './auth-store';
-import { MAX_DESCRIPTION_CHARS, MAX_LABEL_CHARS } from './peer-text';
+import { MAX_DESCRIPTION_CHARS, MAX_ERROR_CHARS, MAX_LABEL_CHARS } from './peer-text';
 import {
   checkRemoteTool,
   contentText,
@@ -94,6 +94,15 @@ describe('checkRemoteTool: how deep and how large a schema may be', () => {
       ok: false,
       reason: 'tool "big": inputSchema is 1025 KiB of JSON, over the 64 KiB limit',
     });
+  });
+
+  it('shows a property name or type from the server safely in the reason', () => {
+    const reason = (inputSchema: Record<string, unknown>) =>
+      (checkRemoteTool({ name: 'a', inputSchema }) as { reason: string }).reason;
+    expect(reason({ type: 'object', properties: { '\x1b]0;t\x07k\u202e': 3 } })).toBe(
+      'tool "a": inputSchema.properties.k<U+202E> is not a schema',
+    );
+    expect(reason({ type: `\x1b[2J${'x'.repeat(10_000)}` }).length).toBeLessThan(200);
   });
 });
 
@@ -200,6 +209,22 @@ describe('remoteToolDefinition: what a server says about its tools', () => {
     expect(JSON.stringify([asked, def.description])).not.toMatch(
       /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/,
     );
+  });
+
+  it("makes a server's error result safe and cuts it, saying so", async () => {
+    const def = remoteToolDefinition('srv', { name: 'x', inputSchema: { type: 'object' } }, async () => ({
+      isError: true,
+      content: [{ type: 'text', text: `bad\x1b[2J\x1b]0;title\x07\u202eargs ${'E'.repeat(5_000_000)}` }],
+    }));
+    const error = await def
+      .run({ signal: new AbortController().signal, ask: async () => {} }, {})
+      .catch((e: Error) => e);
+    expect(error).toMatchObject({ code: 'invalid_input' });
+    const message = (error as Error).message;
+    expect(message.startsWith('mcp_srv_x: bad<U+202E>args EEE')).toBe(true);
+    expect(message).toMatch(/… \[cut: 5000023 characters in all\]$/);
+    expect(message.length).toBeLessThan(MAX_ERROR_CHARS + 100);
+    expect(message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
   });
 
   it('caps names, titles and descriptions with an ellipsis', async () => {

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { SvcError } from '../errors';
 import type { PermissionRequest } from '../permissions/permission-service';
 import type { ToolFacts } from '../permissions/tool-policy';
-import { peerLabel, peerText } from './peer-text';
+import { peerError, peerLabel, peerText } from './peer-text';
 
 /** What a remote tool's call gets from the caller: cancellation and the permission ask. */
 export interface RemoteCallContext {
@@ -122,7 +122,7 @@ export function checkRemoteTool(
   if (schema.type !== 'object') {
     return {
       ok: false,
-      reason: `${label}: inputSchema.type must be "object", got ${JSON.stringify(schema.type)}`,
+      reason: `${label}: inputSchema.type must be "object", got ${peerLabel(String(JSON.stringify(schema.type)), 80)}`,
     };
   }
   if (schema.properties !== undefined) {
@@ -133,7 +133,7 @@ export function checkRemoteTool(
       if (!isPlainObject(value) && typeof value !== 'boolean') {
         return {
           ok: false,
-          reason: `${label}: inputSchema.properties.${key} is not a schema`,
+          reason: `${label}: inputSchema.properties.${peerLabel(key, 80)} is not a schema`,
         };
       }
     }
@@ -247,7 +247,7 @@ export function remoteToolDefinition(
         // The server's own error (usually the arguments): the model reads it and can correct itself.
         throw new SvcError(
           'invalid_input',
-          `${name}: ${contentText(result) || 'the MCP server reported an error'}`,
+          `${name}: ${peerError(contentText(result)) || 'the MCP server reported an error'}`,
           {
             details: { mcp_server: serverId, mcp_tool: shownName },
             retryable: false,

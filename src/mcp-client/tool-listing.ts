@@ -7,6 +7,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import { lazy } from '../util/lazy';
+import { peerLabel } from './peer-text';
 import {
   type AnnotationTrust,
   checkRemoteTool,
@@ -61,7 +62,7 @@ export function toolDefinitions(
     const def = remoteToolDefinition(serverId, checked.tool, call, trust);
     if (names.has(def.name)) {
       warnings.push(
-        `skipped: tool "${checked.tool.name}" has the same svc name (${def.name}) as another tool`,
+        `skipped: tool "${peerLabel(checked.tool.name, 80)}" has the same svc name (${def.name}) as another tool`,
       );
       continue;
     }

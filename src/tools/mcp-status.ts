@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { McpServerStatus } from '../mcp-client/connection';
+import { safeTerminalText } from '../util/terminal-text';
 import { defineTool } from './core/define-tool';
 
 export const mcpStatusInput = () =>
@@ -116,7 +117,8 @@ function renderStatus(result: McpStatusResult): string {
       for (const line of s.stderr_tail.slice(-10)) lines.push(`      ${line}`);
     }
   }
-  return lines.join('\n');
+  // What servers sent is made safe where it is kept; this keeps the whole readout so regardless.
+  return safeTerminalText(lines.join('\n'));
 }
 
 function renderList(result: McpStatusResult): string {
