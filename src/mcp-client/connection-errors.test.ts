@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callFailure, startFailure } from './connection-errors';
+import { callFailure, startFailure, transportFault } from './connection-errors';
 import { MAX_ERROR_CHARS } from './peer-text';
 
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u202e]/;
@@ -28,5 +28,34 @@ describe("a server's text in an error", () => {
     expect(error.message.startsWith('mcp_h5_x: MCP server h5: boom<U+202E>BBB')).toBe(true);
     expect(error.message.length).toBeLessThan(MAX_ERROR_CHARS + 100);
     expect(error.message).not.toMatch(CONTROLS);
+  });
+});
+
+describe('transportFault: why the SDK closed a stdio connection', () => {
+  const oversize = new Error('ReadBuffer exceeded maximum size of 10485760 bytes');
+  const closed = Object.assign(new Error('MCP error -32000: Connection closed'), { code: -32000 });
+
+  it('names a message over the size limit, at start and during a call', () => {
+    const fault = transportFault(oversize);
+    expect(fault).toBe('sent a message over the 10 MiB limit of one stdio MCP message');
+    expect(transportFault(new Error('something else'))).toBeUndefined();
+    const start = startFailure(closed, {
+      id: 'big',
+      config: { command: 'x' },
+      startTimeoutMs: 10_000,
+      hasStderr: false,
+      fault,
+    });
+    expect(start.error).toBe(
+      'the server sent a message over the 10 MiB limit of one stdio MCP message while starting, so svc closed the connection',
+    );
+    const call = callFailure('mcp_big_x', closed, new AbortController().signal, {
+      id: 'big',
+      timeoutMs: 30_000,
+      fault,
+    });
+    expect(call.error.message).toBe(
+      'mcp_big_x: MCP server big sent a message over the 10 MiB limit of one stdio MCP message during the call, so svc closed the connection',
+    );
   });
 });

@@ -19,6 +19,22 @@ export interface FailureContext {
   startTimeoutMs: number;
   /** Whether the server wrote anything to stderr (the message then points at stderr_tail). */
   hasStderr: boolean;
+  /** Why the transport closed the connection, when known (`transportFault`). */
+  fault?: string;
+}
+
+/**
+ * Why the transport closed the connection, from an error it reported, when svc can name it (what
+ * the server did, e.g. `sent a message over the 10 MiB limit of one stdio MCP message`): the SDK
+ * closes the connection then, and the pending request only learns that it closed.
+ */
+export function transportFault(error: unknown): string | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  const match = /ReadBuffer exceeded maximum size of (\d+) bytes/.exec(message);
+  if (!match) return undefined;
+  const bytes = Number(match[1]);
+  const limit = bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+  return `sent a message over the ${limit} limit of one stdio MCP message`;
 }
 
 export function isUnauthorized(error: unknown): boolean {
@@ -63,6 +79,7 @@ function describeStartError(error: unknown, context: FailureContext): string {
     return `no answer within ${context.startTimeoutMs / 1000}s while starting (mcp.${id}.timeout)`;
   }
   if (code === -32000 || /connection closed/i.test(message)) {
+    if (context.fault) return `the server ${context.fault} while starting, so svc closed the connection`;
     return `the server exited or closed the connection while starting${context.hasStderr ? ' (see stderr_tail)' : ''}`;
   }
   if (code === 'ENOENT') return `mcp.${id}.command: command not found: ${config.command}`;
@@ -89,6 +106,8 @@ export function callFailure(
 export interface CallContext {
   id: string;
   timeoutMs: number;
+  /** Why the transport closed the connection, when known (`transportFault`). */
+  fault?: string;
 }
 
 function callError(name: string, error: unknown, signal: AbortSignal, context: CallContext): SvcError {
@@ -111,9 +130,10 @@ function callError(name: string, error: unknown, signal: AbortSignal, context: C
     );
   }
   if (code === -32000 || /connection closed/i.test(message)) {
-    return new SvcError('unavailable', `${name}: MCP server ${id} closed the connection during the call`, {
-      cause: error,
-    });
+    const why = context.fault
+      ? `${context.fault} during the call, so svc closed the connection`
+      : 'closed the connection during the call';
+    return new SvcError('unavailable', `${name}: MCP server ${id} ${why}`, { cause: error });
   }
   if (code === -32602 || code === -32601) {
     return new SvcError('invalid_input', `${name}: ${message.replace(/^MCP error -?\d+: /, '')}`, {

@@ -15,7 +15,7 @@ import type { Clock } from '../util/ids';
 import { safeTerminalText } from '../util/terminal-text';
 import { VERSION } from '../version';
 import type { McpAuthStore } from './auth-store';
-import { callFailure, raceAbort, startFailure } from './connection-errors';
+import { callFailure, raceAbort, startFailure, transportFault } from './connection-errors';
 import { createOAuthProvider } from './oauth-provider';
 import { peerLabel } from './peer-text';
 import { type RemoteCallResult, type RemoteToolDef, registryName } from './remote-tools';
@@ -44,7 +44,7 @@ export interface McpServerStatus {
   action: string | null;
   /** Registry names of its tools. */
   tools: string[];
-  /** Tools that were skipped (malformed, too deep or large a schema, name clash). */
+  /** Tools that were skipped (malformed, too deep or large a schema, name clash, over max_tools). */
   warnings: string[];
   /** Last lines the server wrote to stderr (stdio servers), made safe to show. */
   stderr_tail: string[];
@@ -88,6 +88,8 @@ export class McpConnection {
   private warnings: string[] = [];
   private stderrTail: string[] = [];
   private stderrPartial = '';
+  /** Why the transport closed the current client's connection, when it said (`transportFault`). */
+  private fault?: string;
   private client?: Client;
   private inflight?: Promise<void>;
   private reconnectTimer?: NodeJS.Timeout;
@@ -234,12 +236,16 @@ export class McpConnection {
     await this.dropClient();
     this.stderrTail = [];
     this.stderrPartial = '';
+    this.fault = undefined;
     const log = this.deps.log;
     try {
       const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
       const transport = await this.makeTransport();
       const client = new Client({ name: 'svc', version: VERSION }, { capabilities: {} });
-      client.onerror = (error) => log.debug('mcp client error', { server: this.id, error });
+      client.onerror = (error) => {
+        log.debug('mcp client error', { server: this.id, error });
+        if (client === this.client) this.fault = transportFault(error) ?? this.fault;
+      };
       this.client = client;
       client.onclose = () => this.onClientClosed(client);
       await client.connect(transport, { timeout: this.startTimeoutMs });
@@ -277,6 +283,7 @@ export class McpConnection {
       config: this.config,
       startTimeoutMs: this.startTimeoutMs,
       hasStderr: this.stderrTail.length > 0,
+      fault: this.fault,
     });
     this.state = failure.state;
     this.error = failure.error;
@@ -316,7 +323,7 @@ export class McpConnection {
       this.id,
       raw,
       (tool, args, signal) => this.callTool(tool, args, signal),
-      { trustAnnotations: this.config.trust_annotations },
+      { trustAnnotations: this.config.trust_annotations, maxTools: this.config.max_tools },
     );
     const rejected = this.deps.setTools(defs);
     for (const name of rejected) warnings.push(`skipped: ${name} would replace a built-in tool`);
@@ -332,6 +339,7 @@ export class McpConnection {
     this.crashes = this.crashes.filter((at) => now - at < this.deps.crashWindowMs);
     this.crashes.push(now);
     const tail = this.stderrTail.length ? ' (see stderr_tail)' : '';
+    const cause = this.fault ? `the server ${this.fault}, so svc closed the connection` : undefined;
     this.deps.log.warn('mcp server connection lost', { server: this.id, stderr_tail: this.stderrTail });
     if (this.crashedOut) {
       this.state = 'failed';
@@ -339,7 +347,7 @@ export class McpConnection {
       return;
     }
     this.state = 'connecting';
-    this.error = `the server connection closed unexpectedly${tail}; reconnecting`;
+    this.error = `${cause ?? `the server connection closed unexpectedly${tail}`}; reconnecting`;
     const delay = this.deps.reconnectDelaysMs[this.crashes.length - 1] ?? 1000;
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
@@ -372,7 +380,11 @@ export class McpConnection {
   }
 
   private callError(name: string, error: unknown, signal: AbortSignal): SvcError {
-    const failure = callFailure(name, error, signal, { id: this.id, timeoutMs: this.timeoutMs });
+    const failure = callFailure(name, error, signal, {
+      id: this.id,
+      timeoutMs: this.timeoutMs,
+      fault: this.fault,
+    });
     if (failure.refused) this.state = this.config.auth === 'oauth' ? 'needs_auth' : 'failed';
     return failure.error;
   }

@@ -1,7 +1,8 @@
 /**
  * Listing one MCP server's tools: every page of `tools/list` (leniently parsed: one malformed
  * entry must not sink the whole list), checked and turned into registry definitions, with a
- * warning for each tool that is skipped.
+ * warning for each tool that is skipped. At most `max_tools` tools of one server are taken (each
+ * goes to the model on every request); the warnings are capped too.
  * @module
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -17,6 +18,10 @@ import {
 } from './remote-tools';
 
 const MAX_TOOL_PAGES = 50;
+/** The tools taken from one server unless its block sets `max_tools`. */
+export const DEFAULT_MAX_TOOLS = 256;
+/** The warnings kept per server; past them one line counts the rest. */
+const MAX_WARNINGS = 50;
 
 // Lenient (STYLE: payloads from peers): one malformed entry must not sink the whole list.
 const lenientToolList = lazy(() =>
@@ -43,17 +48,28 @@ export async function listRawTools(client: Client, timeout: number): Promise<unk
   return raw;
 }
 
+/** What is taken of a server's list: its block's `max_tools` and how far annotations are believed. */
+export interface ListingOptions extends AnnotationTrust {
+  maxTools?: number;
+}
+
 /** Registry definitions of the valid, distinctly named entries, and why the others were skipped. */
 export function toolDefinitions(
   serverId: string,
   raw: readonly unknown[],
   call: (tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<RemoteCallResult>,
-  trust: AnnotationTrust = {},
+  options: ListingOptions = {},
 ): { defs: RemoteToolDef[]; warnings: string[] } {
+  const { maxTools = DEFAULT_MAX_TOOLS, ...trust } = options;
   const warnings: string[] = [];
   const defs: RemoteToolDef[] = [];
   const names = new Set<string>();
+  let over = 0;
   for (const item of raw) {
+    if (defs.length >= maxTools) {
+      over++;
+      continue;
+    }
     const checked = checkRemoteTool(item);
     if (!checked.ok) {
       warnings.push(`skipped: ${checked.reason}`);
@@ -69,5 +85,17 @@ export function toolDefinitions(
     names.add(def.name);
     defs.push(def);
   }
-  return { defs, warnings };
+  const kept =
+    warnings.length > MAX_WARNINGS
+      ? [
+          ...warnings.slice(0, MAX_WARNINGS - 1),
+          `skipped: ${warnings.length - MAX_WARNINGS + 1} more tools (reasons not listed)`,
+        ]
+      : warnings;
+  if (over > 0) {
+    kept.push(
+      `skipped: ${over} more tool${over === 1 ? '' : 's'} past the limit of ${maxTools} per server (mcp.${serverId}.max_tools)`,
+    );
+  }
+  return { defs, warnings: kept };
 }

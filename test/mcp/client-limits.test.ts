@@ -1,18 +1,25 @@
 /**
  * What one MCP server can do to svc with what it sends is bounded (stdio fixture
- * test/fixtures/mcp/stdio-server.mjs, and an HTTP server written here). Pins:
+ * test/fixtures/mcp/stdio-server.mjs and deep-schema-server.mjs, and an HTTP server written here).
+ * Pins:
+ * - a tool whose input schema is too deep (thousands of levels) or too large (a megabyte property
+ *   description) is skipped with a warning; a server's tools are taken up to max_tools (256 by
+ *   default); the server stays connected with the rest;
  * - what a server writes to stderr and an HTTP error body reach `svc mcp status` (text and JSON)
- *   without escape sequences or bidi overrides, and cut to a few KB.
+ *   without escape sequences or bidi overrides, and cut to a few KB;
+ * - a stdio message over the SDK's 10 MiB limit is named as such, at start and during a call.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { App } from '../../src/app';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { makeTestApp } from '../helpers/make-test-app';
 import { viaCli } from '../helpers/surfaces';
 
 const FIXTURE = resolve(__dirname, '../fixtures/mcp/stdio-server.mjs');
+const DEEP_FIXTURE = resolve(__dirname, '../fixtures/mcp/deep-schema-server.mjs');
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/;
 const HOSTILE = 'boom\x1b[2J\x1b]0;evil-title\x07\x1b[31mred\u202eabc';
 
@@ -30,6 +37,34 @@ async function connectedApp(mcp: Record<string, unknown>) {
 const status = (app: App, id: string) => app.mcpClients.status(id)[0];
 
 describe('MCP client: limits on what a server sends', () => {
+  it('skips a too deep or too large schema and takes at most max_tools tools', async () => {
+    const app = await connectedApp({
+      evil: stdio({ FAKE_MCP_BIG_SCHEMA: String(1 << 20), FAKE_MCP_MANY: '300' }),
+      deep: { command: process.execPath, args: [DEEP_FIXTURE] },
+      few: stdio({}, { max_tools: 3 }),
+    });
+    expect(status(app, 'deep')).toMatchObject({
+      state: 'connected',
+      tools: ['mcp_deep_echo'],
+      warnings: ['skipped: tool "deep": inputSchema is nested deeper than 64 levels'],
+    });
+    const evil = status(app, 'evil');
+    expect(evil.state).toBe('connected');
+    expect(evil.tools).toHaveLength(256);
+    expect(evil.tools.slice(0, 2)).toEqual(['mcp_evil_echo', 'mcp_evil_write_note']);
+    expect(evil.tools).not.toContain('mcp_evil_big_schema');
+    expect(evil.warnings).toEqual([
+      'skipped: tool "big_schema": inputSchema is 1025 KiB of JSON, over the 64 KiB limit',
+      'skipped: 51 more tools past the limit of 256 per server (mcp.evil.max_tools)',
+    ]);
+    expect(app.tools.get('mcp_deep_deep')).toBeUndefined();
+    expect(status(app, 'few').tools).toEqual(['mcp_few_echo', 'mcp_few_write_note', 'mcp_few_slow']);
+    const text = await viaCli(app, { command: 'mcp status' }, {}, []);
+    expect(text.stdout).toContain(
+      'warning: skipped: tool "deep": inputSchema is nested deeper than 64 levels',
+    );
+  });
+
   it("shows a server's stderr in svc mcp status without escape sequences", async () => {
     const app = await connectedApp({ broken: stdio({ FAKE_MCP_EXIT: '3', FAKE_MCP_STDERR: HOSTILE }) });
     expect(status(app, 'broken')).toMatchObject({
@@ -61,5 +96,23 @@ describe('MCP client: limits on what a server sends', () => {
     expect(text.stdout.length).toBeLessThan(6000);
     const json = await viaCli(app, { command: 'mcp status' }, {});
     expect(json.stdout.length).toBeLessThan(6000);
+  });
+
+  it('names a stdio message over the 10 MiB limit, at start and during a call', async () => {
+    const app = await connectedApp({
+      biglist: stdio({ FAKE_MCP_HUGE: 'list' }),
+      bigcall: stdio({ FAKE_MCP_HUGE: 'call' }),
+    });
+    expect(status(app, 'biglist')).toMatchObject({
+      state: 'failed',
+      error:
+        'the server sent a message over the 10 MiB limit of one stdio MCP message while starting, so svc closed the connection',
+    });
+    expect(status(app, 'bigcall').state).toBe('connected');
+    await expect(invokeTool(app, 'mcp_bigcall_huge', {}, { surface: 'agent' })).rejects.toMatchObject({
+      code: 'unavailable',
+      message:
+        'mcp_bigcall_huge: MCP server bigcall sent a message over the 10 MiB limit of one stdio MCP message during the call, so svc closed the connection',
+    });
   });
 });

@@ -37,6 +37,15 @@ export const mcpServerSchema = lazy(() =>
       .describe(
         "Let the readOnlyHint of this server's tools skip the permission ask (default false: every tool asks; destructiveHint always asks).",
       ),
+    max_tools: z
+      .number()
+      .int()
+      .positive()
+      .max(4096)
+      .optional()
+      .describe(
+        "The most of this server's tools svc takes (default 256); the rest are skipped with a warning in svc mcp status.",
+      ),
     auth: z.enum(['oauth', 'none']).optional().describe('oauth enables MCP client OAuth for this server.'),
     oauth: z
       .strictObject({
