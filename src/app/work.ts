@@ -28,7 +28,7 @@ import { createWorkspace } from '../workspace/workspace';
 import type { AppBase } from './base';
 import type { AppCore } from './core';
 import type { Late } from './operations';
-import { createWorkspaceAt } from './workspace-at';
+import { createWorkspaceAt, programTrustOf } from './workspace-at';
 
 export function createWork(base: AppBase, core: AppCore, late: Late) {
   const { clock, ids, log, redactor, workspace, dataDir, env } = base;
@@ -146,6 +146,7 @@ export function createWork(base: AppBase, core: AppCore, late: Late) {
     guards: () => mutationGuards,
     spawner,
     sandbox,
+    programTrust: programTrustOf(base, workspace),
   });
   base.closers.push(() => ws.close());
   base.closers.push(() => workflows.close());

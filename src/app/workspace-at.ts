@@ -11,6 +11,8 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildRunInput } from '../agent/types';
+import { globalConfigDir } from '../config/load';
+import { type ProgramTrust, workspaceProgramsTrust } from '../config/trust';
 import { workspacePartition } from '../engine/dbos-queue';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
@@ -20,6 +22,21 @@ import type { MutationRequest } from '../tools/core/types';
 import { createPostgresWorkspaceStores, createSqliteWorkspaceStores } from '../workspace/stores';
 import { createWorkspace, type Workspace } from '../workspace/workspace';
 import type { AppBase } from './base';
+
+/**
+ * Whether the language servers of the workspace at `root` may run its own programs: the trust
+ * gate's mode (the user's files, env and flags), the surface's answer, the trust store.
+ */
+export function programTrustOf(base: AppBase, root: string): () => ProgramTrust {
+  return () =>
+    workspaceProgramsTrust({
+      mode: base.loaded().trust?.mode ?? 'ask',
+      workspace: root,
+      input: base.configSources.trust,
+      env: base.env,
+      configDir: globalConfigDir(base.env),
+    });
+}
 
 /** What the node's own workspace is built with, read when a run first needs another one. */
 interface Parts {
@@ -58,6 +75,7 @@ export function createWorkspaceAt(
       guards: () => mutationGuards,
       spawner: spawner.withSandbox(rootSandbox),
       sandbox: rootSandbox,
+      programTrust: programTrustOf(base, root),
     });
     base.closers.push(() => ws.close());
     return ws;

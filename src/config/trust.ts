@@ -164,6 +164,35 @@ export function decideWorkspaceTrust(args: {
   return report;
 }
 
+/** Whether the workspace may run programs of its own, and why (a phrase for a readout). */
+export interface ProgramTrust {
+  trusted: boolean;
+  why: string;
+}
+
+/**
+ * Whether svc may run the workspace's own programs that no config key names (the language servers
+ * in its node_modules/.bin, its `typescript` package): when it is trusted (remembered,
+ * SVC_TRUST_WORKSPACE=1 or --trust-workspace, the TUI's answer) or the gate is "off". Unlike its
+ * config's keys, a headless run under "ask" does not get them: svc runs its own programs instead,
+ * as an editor runs its bundled TypeScript until the workspace's is allowed.
+ */
+export function workspaceProgramsTrust(args: {
+  mode: WorkspaceTrustMode;
+  workspace: string;
+  input: WorkspaceTrustInput | undefined;
+  env: Record<string, string | undefined>;
+  configDir: string;
+}): ProgramTrust {
+  if (args.mode === 'off') return { trusted: true, why: 'security.workspace_trust = "off"' };
+  if (args.env.SVC_TRUST_WORKSPACE === '1') return { trusted: true, why: 'SVC_TRUST_WORKSPACE=1' };
+  if (args.input?.decision === 'trust') return { trusted: true, why: 'workspace trusted' };
+  const workspace = workspaceKey(args.workspace);
+  if (args.input?.decision !== 'without' && isTrustedWorkspace(args.configDir, workspace))
+    return { trusted: true, why: 'workspace trusted (svc trust)' };
+  return { trusted: false, why: `workspace not trusted; \`svc trust ${workspace}\` to use them` };
+}
+
 /** The config warning for a dropped key. */
 export function droppedWarning(key: RiskyKey, report: WorkspaceTrustReport): string {
   const why =

@@ -99,7 +99,7 @@ export const lspStatus = defineTool({
   family: 'core-code',
   tag: 'primitive',
   description:
-    'The language servers of this workspace: configured ones ([lsp.<id>]), built-ins found for the languages it uses, missing ones with the install command, and which are running (they start on first use and stop when idle).',
+    "The language servers of this workspace: configured ones ([lsp.<id>]), built-ins found for the languages it uses (whose program runs: svc's own, the workspace's when it is trusted, or one on PATH, and why), missing ones with the install command, and which are running (they start on first use and stop when idle).",
   input: () => z.strictObject({}),
   mutates: false,
   surfaces: {
@@ -137,7 +137,7 @@ function renderLspStatus(r: LspStatusResult): string {
         ? `missing (${s.note}); install: ${s.install}`
         : s.state === 'disabled'
           ? `disabled (${s.note})`
-          : `${s.state}: ${[s.command, ...(s.args ?? [])].join(' ')}${s.running ? ' (running)' : ''}`;
+          : `${s.state}: ${[s.command, ...(s.args ?? [])].join(' ')}${s.running ? ' (running)' : ''}${s.origin ? ` — ${s.note}` : ''}`;
     return `${s.id.padEnd(12)} ${s.source.padEnd(8)} .${s.extensions.join(' .')}  ${what}`;
   });
   if (lines.length === 0)

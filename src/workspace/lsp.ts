@@ -16,6 +16,7 @@ import type { CommandSpawner } from '../sandbox/spawn';
 import {
   findExecutable,
   type LspServerStatus,
+  type ProgramTrust,
   type ResolvedServer,
   resolveLanguageServers,
 } from './lsp-catalog';
@@ -101,7 +102,7 @@ const LANGUAGE_IDS: Record<string, string> = {
   md: 'markdown',
 };
 
-export function createLanguageServers(deps: {
+export interface LanguageServerDeps {
   root: string;
   env: Readonly<Record<string, string | undefined>>;
   config: () => Config;
@@ -112,17 +113,28 @@ export function createLanguageServers(deps: {
    * with svc's environment, it was a way out of the sandbox with every key svc holds.
    */
   spawner?: Pick<CommandSpawner, 'plan' | 'env'>;
-}): LanguageServers {
+  /**
+   * Whether the built-ins may run the workspace's own programs (its node_modules/.bin, its
+   * typescript): config/trust.ts `workspaceProgramsTrust`. Absent: they may not (svc's own run).
+   */
+  programTrust?: () => ProgramTrust;
+}
+
+export function createLanguageServers(deps: LanguageServerDeps): LanguageServers {
   const clients = new Map<string, Promise<LspClient>>();
   const restarts = new Map<string, number>();
   const idleTimers = new Map<string, NodeJS.Timeout>();
   let cached: { config: Config; resolved: ReturnType<typeof resolveLanguageServers> } | undefined;
 
-  // Detection looks at the file system: redone when the config object changes (a reload).
+  // Detection looks at the file system (and the trust store): redone when the config object
+  // changes (a reload).
   const resolved = () => {
     const config = deps.config();
     if (cached?.config !== config)
-      cached = { config, resolved: resolveLanguageServers(config, deps.root, deps.env) };
+      cached = {
+        config,
+        resolved: resolveLanguageServers(config, deps.root, deps.env, deps.programTrust?.()),
+      };
     return cached.resolved;
   };
 
@@ -263,10 +275,7 @@ function runnable(command: string, env: Readonly<Record<string, string | undefin
 }
 
 /** Start a server: inside the command sandbox, with the scrubbed environment, when there is a spawner. */
-async function startServer(
-  server: ResolvedServer,
-  deps: Parameters<typeof createLanguageServers>[0],
-): Promise<LspClient> {
+async function startServer(server: ResolvedServer, deps: LanguageServerDeps): Promise<LspClient> {
   const { spawner } = deps;
   if (!spawner) return LspClient.start(server.id, server, deps.root, deps.env);
   const plan = spawner.plan(deps.root);

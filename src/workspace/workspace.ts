@@ -18,6 +18,7 @@ import { createFileOps, type FileOps } from './files';
 import { createGitRunner } from './git';
 import { createJobs, type Jobs } from './jobs';
 import { createLanguageServers, type LanguageServers } from './lsp';
+import type { ProgramTrust } from './lsp-catalog';
 import { createPathResolver, type PathResolver } from './paths';
 import { createReadTracker, type ReadTracker } from './read-tracker';
 import { createSearchOps, type SearchOps } from './search';
@@ -68,6 +69,8 @@ export function createWorkspace(deps: {
   spawner: CommandSpawner;
   /** The OS sandbox as the shell sees it, and the protected locations every tool refuses. */
   sandbox: ShellSandbox;
+  /** Whether language servers may run the workspace's own programs (absent: they may not). */
+  programTrust?: () => ProgramTrust;
 }): Workspace {
   const paths = createPathResolver({
     root: deps.root,
@@ -137,6 +140,7 @@ export function createWorkspace(deps: {
     env: deps.env,
     config: deps.config,
     spawner: deps.spawner,
+    programTrust: deps.programTrust,
   });
   // The delete is the workspace's own: never in (nor rolled back with) the publisher's transaction.
   const own = ownContext('svc.workspace-reads');
