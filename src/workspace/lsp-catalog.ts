@@ -168,14 +168,16 @@ function tsserverOf(lookup: Lookup): { path: string; origin: LspOrigin } | undef
  * typescript-language-server with a tsserver: the workspace's own server (trusted only), else the
  * one svc depends on, else one on PATH.
  */
-function locateTypescript(lookup: Lookup): Located | { missing: string } {
+function locateTypescript(lookup: Lookup, config: Config): Located | { missing: string } {
   const tsserver = tsserverOf(lookup);
   if (!tsserver) return { missing: 'no typescript package svc may use' };
   // No automatic typing acquisition: tsserver would otherwise run `npm install` of
   // `types-registry` and `@types/*` off the network, into the user's npm cache, during a run.
+  // A heap limit: one type-level recursion took tsserver past 4 GB.
   const initialization_options = {
     tsserver: { path: tsserver.path },
     disableAutomaticTypingAcquisition: true,
+    maxTsServerMemory: config.options.lsp.tsserver_memory_mb,
   };
   const args = ['--stdio'];
   const local = program('typescript-language-server', { ...lookup, env: {} });

@@ -38,9 +38,19 @@ export const lspOptions = lazy(() =>
         .min(0.01)
         .default(10)
         .describe('A language server nobody asked for this long is stopped (started again on the next use).'),
+      tsserver_memory_mb: z
+        .int()
+        .min(256)
+        .max(65_536)
+        .default(3072)
+        .describe(
+          "The heap limit in MiB of the built-in TypeScript server's tsserver processes (typescript-language-server's maxTsServerMemory, Node's --max-old-space-size).",
+        ),
     })
     .prefault({})
-    .describe('Language servers: automatic start, diagnostics after edits, idle stop.'),
+    .describe(
+      "Language servers: automatic start, diagnostics after edits, idle stop, the TypeScript server's memory.",
+    ),
 );
 
 export const workspaceEnvironmentFieldsOptions = lazy(() =>
