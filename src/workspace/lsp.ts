@@ -7,8 +7,8 @@
  * `publishDiagnostics` it pushes (waiting a short quiet period). Servers stop with the app.
  * @module
  */
-import { accessSync, constants } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, constants, existsSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
@@ -281,17 +281,20 @@ async function startServer(server: ResolvedServer, deps: LanguageServerDeps): Pr
   const plan = spawner.plan(deps.root);
   // The sandbox starts whatever it is given: a missing program is named before, not after.
   if (plan && !runnable(server.command, deps.env, deps.root)) throw cannotStart(server.id, server.command);
-  const prefix = plan ? showPrograms(plan.prefix, server) : undefined;
+  const prefix = plan ? showPrograms(plan.prefix, server, deps.root) : undefined;
   return LspClient.start(server.id, server, deps.root, spawner.env(), quirksOf(server), prefix);
 }
 
 /**
  * The sandbox's wrapper with the server's own files shown read-only where its private /tmp would
  * hide them: a server svc runs from its own install (`node …/typescript-language-server/lib/cli.mjs`,
- * tsserver.js) or a Node under /tmp (a CI clone, an unpacked release). Bound right after the
- * `--tmpfs /tmp`, so every later bind (the workspace, the data dir hidden) still wins over it.
+ * tsserver.js) or a Node under /tmp (a CI clone, an unpacked release). Only the programs' own
+ * packages are shown (programMount), never a whole directory of /tmp: the top one of a server's
+ * path showed the projects and configs next to it, which the agent's commands cannot see. Bound
+ * right after the `--tmpfs /tmp`, so every later bind (the workspace, the data dir hidden) still
+ * wins over it.
  */
-function showPrograms(prefix: readonly string[], server: ResolvedServer): string[] {
+function showPrograms(prefix: readonly string[], server: ResolvedServer, root: string): string[] {
   const tsserver = (server.initialization_options as { tsserver?: { path?: unknown } } | undefined)?.tsserver
     ?.path;
   const paths = [
@@ -300,11 +303,56 @@ function showPrograms(prefix: readonly string[], server: ResolvedServer): string
     process.execPath,
     ...(typeof tsserver === 'string' ? [tsserver] : []),
   ];
-  const roots = new Set(
-    paths.filter((p) => p.startsWith('/tmp/')).map((p) => `/tmp/${p.slice('/tmp/'.length).split('/')[0]}`),
-  );
   const at = prefix.findIndex((arg, i) => arg === '--tmpfs' && prefix[i + 1] === '/tmp');
-  if (roots.size === 0 || at < 0) return [...prefix];
-  const binds = [...roots].flatMap((root) => ['--ro-bind-try', root, root]);
-  return [...prefix.slice(0, at + 2), ...binds, ...prefix.slice(at + 2)];
+  if (at < 0) return [...prefix];
+  const mounts = paths.flatMap((path) => programMount(path, root) ?? []);
+  if (mounts.length === 0) return [...prefix];
+  const shown = [...new Set(mounts.flatMap((m) => m.shown ?? []))];
+  const links = new Map<string, string>();
+  for (const { link, file } of mounts) {
+    // A link inside a package shown is there already (bwrap cannot make it again).
+    if (link && !shown.some((dir) => within(link, dir))) links.set(link, file);
+  }
+  return [
+    ...prefix.slice(0, at + 2),
+    ...shown.flatMap((path) => ['--ro-bind-try', path, path]),
+    ...[...links].flatMap(([link, file]) => ['--symlink', file, link]),
+    ...prefix.slice(at + 2),
+  ];
+}
+
+const realOrSelf = (path: string) => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+};
+
+const within = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
+
+/**
+ * What shows one program under /tmp: `shown`, the directory of its package (the nearest
+ * package.json below the top directory of /tmp, one that neither holds the workspace nor is that
+ * top directory), else the file alone; `link`, the symlink under /tmp it was named by. Nothing for
+ * a file outside /tmp (visible read-only already) or inside the workspace (bound as the workspace).
+ */
+function programMount(
+  path: string,
+  root: string,
+): { shown?: string; file: string; link?: string } | undefined {
+  if (!isAbsolute(path)) return undefined;
+  const file = realOrSelf(path);
+  const workspace = realOrSelf(root);
+  const link = path !== file && path.startsWith('/tmp/') && !within(path, workspace) ? path : undefined;
+  if (!file.startsWith('/tmp/') || within(file, workspace)) return link ? { file, link } : undefined;
+  const top = `/tmp/${file.slice('/tmp/'.length).split('/')[0]}`;
+  let shown = file;
+  for (let dir = dirname(file); within(dir, top) && dir !== top; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) {
+      if (!within(workspace, dir)) shown = dir;
+      break;
+    }
+  }
+  return { shown, file, ...(link ? { link } : {}) };
 }

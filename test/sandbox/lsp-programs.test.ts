@@ -1,20 +1,35 @@
 /**
- * The programs a language server runs (found by probing):
+ * The programs a language server runs, and what of /tmp its sandbox shows (found by probing):
  * - a workspace's own typescript-language-server (node_modules/.bin) and typescript
  *   (node_modules/typescript/lib/tsserver.js) ran on a read-only `diagnostics` call of an untrusted
  *   workspace, unsandboxed when bubblewrap was in fallback. Pins: untrusted, svc's own server and
  *   TypeScript run (the workspace's are not run, and lsp_status says so and why); trusted, the
  *   workspace's run (as before); other built-ins (pyright…) found only in the workspace are missing
- *   until it is trusted.
+ *   until it is trusted;
+ * - the sandbox showed the whole top directory of /tmp a server's program sat in, so a server read
+ *   a sibling project's `.env`. Pins: only the program's package is shown, and the server still runs.
  */
-import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { isolatedEnv } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { toolHarness } from '../tools/harness';
 
+const FAKE = resolve(import.meta.dirname, '../fixtures/coding-tools/fake-lsp.mjs');
 const svcRequire = createRequire(import.meta.url);
 const SVC_SERVER = svcRequire.resolve('typescript-language-server/lib/cli.mjs');
 const SVC_TSSERVER = svcRequire.resolve('typescript/lib/tsserver.js');
@@ -112,5 +127,70 @@ describe("a workspace's own language-server programs", { timeout: 120_000 }, () 
     const found = (await t.call('lsp_status', {})).servers.find((s: { id: string }) => s.id === 'python');
     expect(found).toMatchObject({ state: 'found', origin: 'workspace' });
     expect(found.note).toContain('security.workspace_trust = "off"');
+  });
+});
+
+/** A directory of /tmp with a secret next to where the test puts a server's programs. */
+function tmpTop(): string {
+  const top = mkdtempSync(join(tmpdir(), 'svc-lsp-programs-'));
+  onTestFinished(() => rmSync(top, { recursive: true, force: true }));
+  mkdirSync(join(top, 'sibling-project'));
+  writeFileSync(join(top, 'sibling-project', '.env'), 'SIBLING_SECRET=1\n');
+  return top;
+}
+
+describe('what of /tmp a sandboxed language server sees', { timeout: 120_000 }, () => {
+  it("only its program's package: not the projects next to it, and it still answers", async () => {
+    const top = tmpTop();
+    mkdirSync(join(top, 'pkg', 'lib'), { recursive: true });
+    writeFileSync(join(top, 'pkg', 'package.json'), '{ "name": "fake-lsp", "type": "module" }\n');
+    copyFileSync(FAKE, join(top, 'pkg', 'lib', 'server.mjs'));
+    const script = `cat ${join(top, 'sibling-project', '.env')} > seen 2>&1; exec "$0" "$1"`;
+    const h = await toolHarness({
+      files: { 'a.ts': 'an ERROR here\n' },
+      config: {
+        lsp: {
+          fake: {
+            command: 'sh',
+            args: ['-c', script, process.execPath, join(top, 'pkg', 'lib', 'server.mjs')],
+            extensions: ['ts'],
+          },
+        },
+        options: { sandbox: { mode: 'bwrap' } },
+      },
+    });
+    const result = await h.call('diagnostics', { path: 'a.ts' });
+    expect(JSON.stringify(result)).toContain('found ERROR');
+    expect(h.read('seen')).not.toContain('SIBLING_SECRET');
+    expect(h.read('seen')).toMatch(/No such file or directory/);
+  });
+
+  it('the real TypeScript server installed under /tmp (its typescript a symlink) answers, and sees no sibling', async () => {
+    const top = tmpTop();
+    const modules = join(top, 'install', 'node_modules');
+    cpSync(dirname(dirname(SVC_SERVER)), join(modules, 'typescript-language-server'), { recursive: true });
+    symlinkSync(dirname(dirname(SVC_TSSERVER)), join(modules, 'typescript'));
+    const server = join(modules, 'typescript-language-server', 'lib', 'cli.mjs');
+    const script = `cat ${join(top, 'sibling-project', '.env')} > seen 2>&1; exec "$0" "$@"`;
+    const h = await toolHarness({
+      files: {
+        'tsconfig.json': '{ "compilerOptions": { "strict": true, "noEmit": true } }\n',
+        'b.ts': 'export const label: string = 1;\n',
+      },
+      config: {
+        lsp: {
+          typescript: {
+            command: 'sh',
+            args: ['-c', script, process.execPath, server, '--stdio'],
+            extensions: ['ts'],
+            initialization_options: { tsserver: { path: join(modules, 'typescript', 'lib', 'tsserver.js') } },
+          },
+        },
+        options: { sandbox: { mode: 'bwrap' }, lsp: { diagnostics_wait_seconds: 60 } },
+      },
+    });
+    const result = await h.call('diagnostics', { path: 'b.ts', wait_seconds: 60 });
+    expect(result.counts.error).toBe(1);
+    expect(h.read('seen')).not.toContain('SIBLING_SECRET');
   });
 });
