@@ -201,7 +201,8 @@ const BUILTINS: Builtin[] = [
     id: 'typescript',
     extensions: ['ts', 'tsx', 'mts', 'cts', 'js', 'jsx', 'mjs', 'cjs'],
     markers: ['tsconfig.json', 'jsconfig.json', 'package.json'],
-    install: 'npm install --save-dev typescript (svc brings typescript-language-server)',
+    install:
+      'svc brings typescript-language-server and typescript: npm ci in svc (or npm install --save-dev typescript in a trusted workspace)',
     locate: locateTypescript,
   },
   {

@@ -100,6 +100,13 @@ describe("a workspace's own language-server programs", { timeout: 120_000 }, () 
     expect(readFileSync(join(workspace, 'tsserver-ran'), 'utf8')).toContain('ran');
   });
 
+  it('svc ships the TypeScript it runs instead: typescript is a dependency, not a devDependency', () => {
+    const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8'));
+    expect(pkg.dependencies).toHaveProperty('typescript');
+    expect(pkg.dependencies).toHaveProperty('typescript-language-server');
+    expect(pkg.devDependencies ?? {}).not.toHaveProperty('typescript');
+  });
+
   it('another built-in found only in the workspace (pyright) is missing until the workspace is trusted', async () => {
     const files = {
       'pyproject.toml': '[project]\nname = "demo"\n',
