@@ -14,7 +14,7 @@ import type {
   OverviewResult,
   ReferencesResult,
 } from '../workspace/semantic';
-import type { SymbolInfo } from '../workspace/symbols';
+import type { SkippedFile, SymbolInfo } from '../workspace/symbols';
 import { defineTool } from './core/define-tool';
 import { opContext } from './core/op-context';
 import { renderGrep } from './files';
@@ -182,23 +182,32 @@ export const search = defineTool({
     if (result.mode === 'text') return renderGrep(result as GrepResult);
     const line = (s: SymbolInfo) =>
       `${'  '.repeat(s.depth)}${s.kind} ${s.name_path} (lines ${s.start_line}–${s.end_line}) key=${s.symbol_key}`;
+    const skipped = skippedText((result as { skipped?: SkippedFile[] }).skipped);
     if (result.mode === 'symbol-overview') {
       const overview = result as OverviewResult;
-      if (overview.files.length === 0) return `No symbols found under ${overview.path}.`;
+      if (overview.files.length === 0) return `No symbols found under ${overview.path}.${skipped}`;
       const text = overview.files
         .map((f) => `${f.path}:\n${f.symbols.map((s) => `  ${line(s)}`).join('\n')}`)
         .join('\n\n');
-      return `${text}${overview.truncated ? '\n(truncated: give a narrower path)' : ''}`;
+      return `${text}${overview.truncated ? '\n(truncated: give a narrower path)' : ''}${skipped}`;
     }
     if (result.mode === 'symbol-references' || result.mode === 'symbol-definition')
-      return renderNavigation(result as (ReferencesResult | DefinitionResult) & { mode: string });
+      return `${renderNavigation(result as (ReferencesResult | DefinitionResult) & { mode: string })}${skipped}`;
     const lookup = result as LookupResult;
-    if (lookup.symbols.length === 0) return 'No symbol matches.';
-    return lookup.symbols
+    if (lookup.symbols.length === 0) return `No symbol matches.${skipped}`;
+    return `${lookup.symbols
       .map((s) => `${s.path}: ${line({ ...s, depth: 0 })}${s.body === undefined ? '' : `\n${s.body}`}`)
-      .join('\n\n');
+      .join('\n\n')}${skipped}`;
   },
 });
+
+/** Files the symbol parser left out, and why (too large, minified, over the time budget). */
+function skippedText(skipped: SkippedFile[] | undefined): string {
+  if (!skipped?.length) return '';
+  return `\nNot parsed for symbols (search mode text still finds them):\n${skipped
+    .map((s) => `  ${s.path}: ${s.reason}`)
+    .join('\n')}`;
+}
 
 function renderNavigation(result: (ReferencesResult | DefinitionResult) & { mode: string }): string {
   const at = (l: CodeLocation) =>

@@ -11,7 +11,14 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, posix } from 'node:path';
 import { readRegularFile } from '../workspace/file-io';
 import { createGitRunner } from '../workspace/git';
-import { fileSymbols, identifierRanges, languageFor } from '../workspace/symbols';
+import {
+  breathe,
+  fileSymbols,
+  identifierRanges,
+  languageFor,
+  type SkippedFile,
+  skippedBy,
+} from '../workspace/symbols';
 import type { Workspace } from '../workspace/workspace';
 
 const CODE_GLOB = '*.{ts,tsx,mts,cts,js,jsx,mjs,cjs,py,go,rs,java,rb,php,cs,cpp,cc,h,hpp}';
@@ -51,12 +58,13 @@ interface Note {
   message: string;
 }
 
-type Op = { tool: string; signal: AbortSignal };
+/** `skipped`: files the symbol parser left out (too large, minified), listed in the result. */
+type Op = { tool: string; signal: AbortSignal; skipped: SkippedFile[] };
 type SymbolHits = { symbol: string; name: string } & Awaited<ReturnType<typeof references>>;
 type ChangedFile = Awaited<ReturnType<typeof describeChanged>>[number];
 
 export async function analyzeRipple(deps: RippleDeps, input: RippleInput, signal: AbortSignal) {
-  const op: Op = { tool: 'analyze_ripple_impact', signal };
+  const op: Op = { tool: 'analyze_ripple_impact', signal, skipped: [] };
   let source: 'input' | 'git' = 'input';
   let changedPaths = (input.files ?? []).map((f) => deps.ws.paths.resolve(f, 'files').rel);
   if (!input.files?.length && !input.symbols?.length) {
@@ -75,7 +83,7 @@ export async function analyzeRipple(deps: RippleDeps, input: RippleInput, signal
     if (hits.truncated) truncated = true;
     symbols.push({ symbol, name, ...hits });
   }
-  const changed = await describeChanged(deps, changedPaths, dependents);
+  const changed = await describeChanged(deps, changedPaths, dependents, op);
   const tests = await coveringTests(deps, changedPaths, dependents, symbols, op);
   const notes = riskNotes(deps, changed, tests, symbols, dependents);
   const weight = { high: 3, medium: 2, low: 1 } as const;
@@ -94,6 +102,7 @@ export async function analyzeRipple(deps: RippleDeps, input: RippleInput, signal
     },
     test_commands: testCommands(deps, testPaths),
     truncated,
+    ...(op.skipped.length ? { skipped: op.skipped } : {}),
   };
 }
 
@@ -129,7 +138,12 @@ async function findDependents(deps: RippleDeps, changedPaths: string[], input: R
 }
 
 /** Each changed file: whether it exists, what it exports, which direct importers use what. */
-async function describeChanged(deps: RippleDeps, changedPaths: string[], dependents: Map<string, Dependent>) {
+async function describeChanged(
+  deps: RippleDeps,
+  changedPaths: string[],
+  dependents: Map<string, Dependent>,
+  op: Op,
+) {
   const changed = [];
   for (const path of changedPaths) {
     const abs = join(deps.ws.paths.root, path);
@@ -137,7 +151,7 @@ async function describeChanged(deps: RippleDeps, changedPaths: string[], depende
     const text = exists ? readText(abs) : undefined;
     const exported =
       text !== undefined && languageFor(path)
-        ? (await fileSymbols(path, text)).filter((s) => s.depth === 0).slice(0, 30)
+        ? (await bounded(op, [], () => fileSymbols(path, text))).filter((s) => s.depth === 0).slice(0, 30)
         : [];
     const importers = [...dependents.values()].filter((d) => d.depth === 1 && d.imports === path);
     const used = [];
@@ -146,7 +160,7 @@ async function describeChanged(deps: RippleDeps, changedPaths: string[], depende
       if (importerText === undefined) continue;
       const names = [];
       for (const symbol of exported) {
-        if ((await identifierRanges(importer.path, importerText, symbol.name)).length)
+        if ((await bounded(op, [], () => identifierRanges(importer.path, importerText, symbol.name))).length)
           names.push(symbol.name);
       }
       used.push({ path: importer.path, symbols: names });
@@ -347,12 +361,7 @@ function resolvesTo(importer: string, specifier: string, target: string): boolea
   return candidates.includes(target);
 }
 
-async function references(
-  deps: RippleDeps,
-  name: string,
-  scope: string | undefined,
-  op: { tool: string; signal: AbortSignal },
-) {
+async function references(deps: RippleDeps, name: string, scope: string | undefined, op: Op) {
   const result = await deps.ws.search.grep(
     {
       pattern: `\\b${escapeRegex(name)}\\b`,
@@ -368,8 +377,8 @@ async function references(
   for (const path of result.files ?? []) {
     const text = readText(join(deps.ws.paths.root, path));
     if (text === undefined) continue;
-    const ranges = await identifierRanges(path, text, name);
-    const symbols = (await fileSymbols(path, text)).filter((s) => s.name === name);
+    const ranges = await bounded(op, [], () => identifierRanges(path, text, name));
+    const symbols = (await bounded(op, [], () => fileSymbols(path, text))).filter((s) => s.name === name);
     definitions.push(...symbols.map((s) => ({ path, line: s.start_line, kind: s.kind })));
     // Not a tree-sitter language: count the plain word matches.
     const count = languageFor(path)
@@ -445,6 +454,20 @@ function testCommands(deps: RippleDeps, tests: string[]): string[] {
   const go = [...new Set(tests.filter((t) => t.endsWith('_test.go')).map((t) => `./${posix.dirname(t)}`))];
   if (go.length) commands.push(`go test ${go.join(' ')}`);
   return commands;
+}
+
+/** A parse within the symbol parser's bounds, after a turn of the event loop; a skip is recorded. */
+async function bounded<T>(op: Op, empty: T, parse: () => Promise<T>): Promise<T> {
+  await breathe();
+  op.signal.throwIfAborted();
+  try {
+    return await parse();
+  } catch (error) {
+    const skip = skippedBy(error);
+    if (!skip) throw error;
+    if (!op.skipped.some((s) => s.path === skip.path)) op.skipped.push(skip);
+    return empty;
+  }
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   type RelatedFiles,
   type SemanticEngine,
 } from './semantic-lsp';
-import { identifierRanges, type SymbolInfo } from './symbols';
+import { breathe, identifierRanges, type SkippedFile, type SymbolInfo, skippedBy } from './symbols';
 
 export interface NavigateDeps {
   paths: PathResolver;
@@ -42,6 +42,8 @@ export interface ReferencesResult {
   references: CodeLocation[];
   truncated: boolean;
   note?: string;
+  /** tree-sitter: files mentioning the name that were not parsed (too large…), and why. */
+  skipped?: SkippedFile[];
 }
 
 export interface DefinitionInput {
@@ -62,6 +64,8 @@ export interface DefinitionResult {
   server?: string;
   definitions: CodeLocation[];
   note?: string;
+  /** tree-sitter: files that were not parsed (too large…), and why. */
+  skipped?: SkippedFile[];
 }
 
 /** What a by-name tree-sitter answer may get wrong, said in every result that used it. */
@@ -137,12 +141,25 @@ export async function references(
   const why = !answer.ok ? answer.reason : `language server ${answer.server} found no reference`;
   const found = await finder.candidates(input.scope ?? '.', symbol.name, ctx);
   const out: CodeLocation[] = [];
+  const skipped: SkippedFile[] = [];
   for (const file of [...new Set([symbol.path, ...found.files])]) {
+    await breathe();
     ctx.signal?.throwIfAborted();
-    const content = file === symbol.path ? symbol.text : finder.readText(file);
-    if (content === undefined) continue;
-    for (const [start, end] of await identifierRanges(file, content, symbol.name))
-      out.push(locationIn(file, content, start, end));
+    const source = file === symbol.path ? { text: symbol.text } : finder.readSource(file);
+    if (source === undefined) continue;
+    if ('skipped' in source) {
+      skipped.push({ path: file, reason: source.skipped });
+      continue;
+    }
+    const content = source.text;
+    try {
+      for (const [start, end] of await identifierRanges(file, content, symbol.name))
+        out.push(locationIn(file, content, start, end));
+    } catch (error) {
+      const skip = skippedBy(error);
+      if (!skip) throw error;
+      skipped.push(skip);
+    }
   }
   return {
     symbol: strip(symbol),
@@ -150,6 +167,7 @@ export async function references(
     references: out.slice(0, limit),
     truncated: found.truncated || out.length > limit,
     note: `${TREE_SITTER_NOTE} (${why})`,
+    ...(skipped.length ? { skipped } : {}),
   };
 }
 
@@ -160,7 +178,13 @@ export async function definition(
   ctx: OpContext,
 ): Promise<DefinitionResult> {
   const target = deps.paths.resolve(input.path);
-  const text = finder.readText(target.rel);
+  const source = finder.readSource(target.rel);
+  if (source && 'skipped' in source)
+    throw new SvcError(
+      'invalid_input',
+      `path: ${input.path} is not parsed for symbols (${source.skipped}); search it with search mode text`,
+    );
+  const text = source?.text;
   if (text === undefined) throw new SvcError('not_found', `path: ${input.path} is not a readable text file`);
   const lines = text.split('\n');
   const lineText = lines[input.line - 1];
@@ -181,12 +205,13 @@ export async function definition(
   if (answer.ok && answer.value.length > 0)
     return { ...base, engine: 'lsp', server: answer.server, definitions: answer.value };
   const why = !answer.ok ? answer.reason : `language server ${answer.server} found no definition`;
-  const { matches } = await finder.find({ name_path: word.name }, ctx);
+  const { matches, skipped } = await finder.find({ name_path: word.name }, ctx);
   return {
     ...base,
     engine: 'tree-sitter',
     definitions: matches.slice(0, 20).map((m) => locationIn(m.path, m.text, m.start, m.end)),
     note: `tree-sitter lists every symbol named ${word.name}, not the one this use refers to (${why})`,
+    ...(skipped.length ? { skipped } : {}),
   };
 }
 

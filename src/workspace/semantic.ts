@@ -34,11 +34,14 @@ import {
   TREE_SITTER_NOTE,
 } from './semantic-navigate';
 import {
+  breathe,
   identifierRanges,
   type LocatedSymbol,
   languageFor,
+  type SkippedFile,
   SYMBOL_EXTENSIONS,
   type SymbolInfo,
+  skippedBy,
 } from './symbols';
 
 export { SEMANTIC_LIMITS } from './semantic-find';
@@ -62,11 +65,15 @@ export interface OverviewResult {
   files: { path: string; symbols: SymbolInfo[] }[];
   symbols: number;
   truncated: boolean;
+  /** Files not parsed (too large, a line too long, over the time budget), and why. */
+  skipped?: SkippedFile[];
 }
 
 export interface LookupResult {
   symbols: (SymbolInfo & { body?: string })[];
   truncated: boolean;
+  /** Files not parsed (too large, a line too long, over the time budget), and why. */
+  skipped?: SkippedFile[];
 }
 
 export interface StructuralEditResult {
@@ -134,12 +141,15 @@ export function createSemanticOps(deps: SemanticDeps): SemanticOps {
       const { files, truncated } = await finder.candidates(input.path, undefined, ctx);
       const depth = input.depth ?? (files.length === 1 ? 5 : 1);
       const out: OverviewResult['files'] = [];
+      const skippedFiles: SkippedFile[] = [];
       let total = 0;
       let cut = truncated;
       for (const file of files) {
+        await breathe();
         ctx.signal?.throwIfAborted();
         if (!languageFor(file)) continue;
-        const { symbols } = await finder.symbolsOf(file);
+        const { symbols, skipped } = await finder.symbolsOf(file);
+        if (skipped) skippedFiles.push(skipped);
         const kept = symbols.filter((s) => s.depth < depth).map(strip);
         if (kept.length === 0) continue;
         if (total + kept.length > SEMANTIC_LIMITS.maxSymbols) {
@@ -155,11 +165,17 @@ export function createSemanticOps(deps: SemanticDeps): SemanticOps {
           `path: ${files[0]} is not in a language search understands (${SYMBOL_EXTENSIONS.join(', ')})`,
         );
       }
-      return { path: deps.paths.resolve(input.path ?? '.').rel, files: out, symbols: total, truncated: cut };
+      return {
+        path: deps.paths.resolve(input.path ?? '.').rel,
+        files: out,
+        symbols: total,
+        truncated: cut,
+        ...(skippedFiles.length ? { skipped: skippedFiles } : {}),
+      };
     },
 
     async lookup(input, ctx) {
-      const { matches, truncated } = await finder.find(input, ctx);
+      const { matches, truncated, skipped } = await finder.find(input, ctx);
       const limit = input.limit ?? 50;
       return {
         symbols: matches.slice(0, limit).map((m) => ({
@@ -167,6 +183,7 @@ export function createSemanticOps(deps: SemanticDeps): SemanticOps {
           ...(input.include_body ? { body: m.text.slice(m.outerStart, m.outerEnd) } : {}),
         })),
         truncated: truncated || matches.length > limit,
+        ...(skipped.length ? { skipped } : {}),
       };
     },
 
@@ -307,9 +324,14 @@ async function treeSitterRename(
   const pending: PendingChange[] = [];
   let replacements = 0;
   for (const file of [...new Set([symbol.path, ...found.files])]) {
-    const content = file === symbol.path ? symbol.text : finder.readText(file);
+    await breathe();
+    ctx.signal?.throwIfAborted();
+    const content = file === symbol.path ? symbol.text : readForRename(finder, file, symbol.name);
     if (content === undefined) continue;
-    const ranges = await identifierRanges(file, content, symbol.name);
+    const ranges = await identifierRanges(file, content, symbol.name).catch((error) => {
+      const skipped = skippedBy(error);
+      throw skipped ? renameSkipped(skipped, symbol.name) : error;
+    });
     if (ranges.length === 0) continue;
     let next = content;
     for (const [start, end] of [...ranges].sort((a, b) => b[0] - a[0])) {
@@ -319,6 +341,21 @@ async function treeSitterRename(
     pending.push({ target: deps.paths.resolve(file), before: Buffer.from(content), after: next });
   }
   return { pending, replacements, engine: 'tree-sitter' };
+}
+
+/** A file the tree-sitter rename must edit: refused (nothing changed) when it is not parsed. */
+function readForRename(finder: SymbolFinder, file: string, name: string): string | undefined {
+  const source = finder.readSource(file);
+  if (source && 'skipped' in source) throw renameSkipped({ path: file, reason: source.skipped }, name);
+  return source?.text;
+}
+
+function renameSkipped(skipped: SkippedFile, name: string): SvcError {
+  return new SvcError(
+    'invalid_input',
+    `rename_symbol: ${skipped.path} mentions ${name} but is not parsed for symbols (${skipped.reason}); nothing was changed. Leave it out with scope, or change it with edit mode replace`,
+    { details: { skipped: [skipped] } },
+  );
 }
 
 function applyAround(

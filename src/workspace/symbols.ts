@@ -4,9 +4,15 @@
  * (`<file>::<name_path>::<kind>`, plus `::<n>` when overloads share it) that pins one definition.
  * Syntax only (no type information): precise about where definitions are, not about which
  * same-named identifier refers to which.
+ *
+ * Parsing is bounded (PARSE_LIMITS): the parse runs on svc's event loop, and a 50 MB one-line
+ * bundle held it (and every other call) for over a minute with gigabytes of memory. A file over
+ * the size, with a line over the length (minified code), or whose parse and walk run over the
+ * time budget is not parsed: `SymbolParseSkipped` says which and why, for the result to show.
  * @module
  */
-import type { Node } from 'web-tree-sitter';
+import type { Node, Tree } from 'web-tree-sitter';
+import { SvcError } from '../errors';
 import { type GrammarName, parserFor } from './tree-sitter';
 
 export interface SymbolInfo {
@@ -94,19 +100,116 @@ export function languageFor(path: string): GrammarName | undefined {
   return EXTENSIONS[ext];
 }
 
-/** Every symbol defined in a file, in document order. */
-export async function fileSymbols(path: string, text: string): Promise<LocatedSymbol[]> {
-  const grammar = languageFor(path);
-  if (!grammar) return [];
+/** What one file's symbol parse takes on (mutable for tests only). */
+export const PARSE_LIMITS = {
+  /** Bytes of one file: larger ones are not read for symbols. */
+  maxBytes: 2 * 1024 * 1024,
+  /** Characters of one line: a longer one is minified or generated code. */
+  maxLineLength: 10_000,
+  /** Parse and walk of one file together. */
+  budgetMs: 3_000,
+};
+
+/** A file not parsed for symbols, and why (what results list as `skipped`). */
+export interface SkippedFile {
+  path: string;
+  reason: string;
+}
+
+const MB = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+
+/** Why a file of this size is not parsed for symbols, if it is not. */
+export function sizeSkip(bytes: number): string | undefined {
+  return bytes > PARSE_LIMITS.maxBytes
+    ? `${MB(bytes)}, over the ${MB(PARSE_LIMITS.maxBytes)} limit for symbol parsing`
+    : undefined;
+}
+
+/** Why this text is not parsed for symbols, if it is not: too large, or a line too long. */
+export function parseSkip(text: string): string | undefined {
+  const size = sizeSkip(text.length);
+  if (size) return size;
+  for (let start = 0, line = 1; start < text.length; line++) {
+    const end = text.indexOf('\n', start);
+    const stop = end === -1 ? text.length : end;
+    if (stop - start > PARSE_LIMITS.maxLineLength)
+      return `line ${line} is ${stop - start} characters long (minified or generated code?), over the ${PARSE_LIMITS.maxLineLength}-character limit for symbol parsing`;
+    start = stop + 1;
+  }
+  return undefined;
+}
+
+/** A file the symbol parser skipped (parseSkip or the time budget): a clear error if not caught. */
+export class SymbolParseSkipped extends SvcError {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(
+      'invalid_input',
+      `${path} was not parsed for symbols: ${reason}; search it with search mode text instead`,
+      { details: { path, reason: 'parse_skipped', why: reason } },
+    );
+  }
+}
+
+/** The reason a caught error is a skipped parse, else undefined. */
+export function skippedBy(error: unknown): SkippedFile | undefined {
+  return error instanceof SymbolParseSkipped ? { path: error.path, reason: error.reason } : undefined;
+}
+
+/** Let the event loop serve other calls between files. */
+export const breathe = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Parse within PARSE_LIMITS and run `fn` on the tree; `tick` throws once the budget is spent. */
+async function withTree(
+  path: string,
+  grammar: GrammarName,
+  text: string,
+  fn: (tree: Tree, tick: () => void) => void,
+): Promise<boolean> {
+  const skip = parseSkip(text);
+  if (skip) throw new SymbolParseSkipped(path, skip);
   const parser = await parserFor(grammar);
-  const tree = parser.parse(text);
-  if (!tree) return [];
-  const found: LocatedSymbol[] = [];
+  const deadline = Date.now() + PARSE_LIMITS.budgetMs;
+  const over = () =>
+    new SymbolParseSkipped(
+      path,
+      `parsing took over ${PARSE_LIMITS.budgetMs / 1000} s (the limit for one file)`,
+    );
+  let expired = false;
+  const tree = parser.parse(text, null, {
+    progressCallback: () => {
+      expired ||= Date.now() >= deadline;
+      return expired;
+    },
+  });
+  if (expired) {
+    tree?.delete();
+    throw over();
+  }
+  if (!tree) return false;
+  let nodes = 0;
+  const tick = () => {
+    if ((nodes++ & 1023) === 0 && Date.now() >= deadline) throw over();
+  };
   try {
-    walk(tree.rootNode, [], path, found, grammar);
+    fn(tree, tick);
+    return true;
   } finally {
     tree.delete();
   }
+}
+
+/** Every symbol defined in a file, in document order; throws SymbolParseSkipped past PARSE_LIMITS. */
+export async function fileSymbols(path: string, text: string): Promise<LocatedSymbol[]> {
+  const grammar = languageFor(path);
+  if (!grammar) return [];
+  const found: LocatedSymbol[] = [];
+  const parsed = await withTree(path, grammar, text, (tree, tick) =>
+    walk(tree.rootNode, [], path, found, grammar, tick),
+  );
+  if (!parsed) return [];
   // symbol_key: unique per file; duplicates (overloads) get an ordinal.
   const counts = new Map<string, number>();
   for (const s of found) counts.set(s.symbol_key, (counts.get(s.symbol_key) ?? 0) + 1);
@@ -127,19 +230,21 @@ function walk(
   path: string,
   out: LocatedSymbol[],
   grammar: GrammarName,
+  tick: () => void,
 ): void {
   for (const child of node.namedChildren) {
     if (!child) continue;
+    tick();
     const symbol = definitionOf(child, containers, path, grammar);
     if (symbol) {
       out.push(symbol);
-      walk(child, [...containers, symbol.name], path, out, grammar);
+      walk(child, [...containers, symbol.name], path, out, grammar, tick);
       continue;
     }
     if (TRANSPARENT_CONTAINERS.has(child.type)) {
       const type = child.childForFieldName('type');
       const name = type ? baseTypeName(type.text) : undefined;
-      walk(child, name ? [...containers, name] : containers, path, out, grammar);
+      walk(child, name ? [...containers, name] : containers, path, out, grammar, tick);
       continue;
     }
     // Module-level constants and functions bound to variables (`export const f = () => …`).
@@ -163,7 +268,7 @@ function walk(
       }
       continue;
     }
-    walk(child, containers, path, out, grammar);
+    walk(child, containers, path, out, grammar, tick);
   }
 }
 
@@ -260,7 +365,10 @@ export function matchesNamePath(symbol: SymbolInfo, namePath: string): boolean {
   return wanted.every((w, i) => have[have.length - wanted.length + i] === w);
 }
 
-/** Identifier nodes with this exact text (strings and comments are other node types). */
+/**
+ * Identifier nodes with this exact text (strings and comments are other node types); throws
+ * SymbolParseSkipped past PARSE_LIMITS.
+ */
 export async function identifierRanges(
   path: string,
   text: string,
@@ -268,12 +376,10 @@ export async function identifierRanges(
 ): Promise<[number, number][]> {
   const grammar = languageFor(path);
   if (!grammar) return [];
-  const parser = await parserFor(grammar);
-  const tree = parser.parse(text);
-  if (!tree) return [];
   const ranges: [number, number][] = [];
-  try {
+  await withTree(path, grammar, text, (tree, tick) => {
     const visit = (node: Node) => {
+      tick();
       if (node.namedChildCount === 0) {
         if (node.text === name && /(identifier|^constant|^name)$/.test(node.type)) {
           ranges.push([node.startIndex, node.endIndex]);
@@ -283,8 +389,6 @@ export async function identifierRanges(
       for (const child of node.namedChildren) if (child) visit(child);
     };
     visit(tree.rootNode);
-  } finally {
-    tree.delete();
-  }
+  });
   return ranges;
 }
