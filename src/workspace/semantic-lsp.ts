@@ -3,8 +3,12 @@
  * (`textDocument/rename`), find references (`textDocument/references`) and go to definition
  * (`textDocument/definition`), each asked through `LanguageServers.withClient()`. Every function
  * answers undefined (with the reason) when no server handles the file or it cannot answer, so the
- * caller falls back to tree-sitter. A rename whose edits reach outside the workspace or into
- * `node_modules` is refused here, before anything is written.
+ * caller falls back to tree-sitter. A rename's edits are the server's choice, not the user's: one
+ * that reaches a file the edit tool would refuse (outside the workspace, svc's data dir, the deny
+ * list), into `node_modules` or `.git/` (a probe's server wrote `core.fsmonitor` into .git/config,
+ * and the next `git status` ran it), or that is not a rename (a range not holding the old name, a
+ * text other than the new one) is refused here, with the file and the reason, before anything is
+ * written.
  * @module
  */
 import { relative, sep } from 'node:path';
@@ -145,20 +149,85 @@ export async function lspRename(
   return { ok: true, value: byFile, server: answer.server };
 }
 
-/** A file the rename may edit: inside the workspace and not under node_modules. */
+type Refusal = { reason: string; why: string };
+
+/** Why a file the server named is not the rename's to edit, if it is not (the edit tool's path rules too). */
+function refusalOf(paths: PathResolver, uri: string, abs: string): Refusal | undefined {
+  if (!uri.startsWith('file:') || !paths.contains(abs))
+    return { reason: 'outside_workspace', why: 'outside the workspace' };
+  const parts = relative(paths.root, abs).split(sep);
+  if (parts.includes('node_modules'))
+    return { reason: 'node_modules', why: 'under node_modules (a dependency)' };
+  if (parts.includes('.git'))
+    return {
+      reason: 'git_dir',
+      why: "inside .git (the repository's own files, which git runs commands from)",
+    };
+  try {
+    paths.resolve(abs, 'rename');
+  } catch (error) {
+    if (!SvcError.is(error)) throw error;
+    const where = error.details?.protected;
+    return {
+      reason: String(error.details?.reason ?? 'forbidden'),
+      why: where ? `in ${String(where)}, which svc's tools never write` : 'a path the edit tool refuses',
+    };
+  }
+  return undefined;
+}
+
+/** A file the rename may edit: one the edit tool could, not under node_modules or .git. */
 function ownFile(paths: PathResolver, uri: string, from: string): string {
   const abs = uri.startsWith('file:') ? fileURLToPath(uri) : uri;
-  const inside = uri.startsWith('file:') && paths.contains(abs);
-  const dependency = inside && relative(paths.root, abs).split(sep).includes('node_modules');
-  if (!inside || dependency) {
-    const shown = inside ? paths.display(abs) : abs;
+  const refused = refusalOf(paths, uri, abs);
+  if (refused) {
+    const shown = refused.reason === 'outside_workspace' ? abs : paths.display(abs);
     throw new SvcError(
       'forbidden',
-      `rename_symbol: renaming the symbol in ${from} would also edit ${shown}, which is ${dependency ? 'under node_modules (a dependency)' : 'outside the workspace'}; nothing was changed. The symbol is declared or used by code you do not own: rename a symbol your workspace declares, or change its uses with edit mode replace after search mode symbol-references`,
-      { details: { file: shown, reason: dependency ? 'node_modules' : 'outside_workspace' } },
+      `rename_symbol: renaming the symbol in ${from} would also edit ${shown}, which is ${refused.why}; nothing was changed. The symbol is declared or used by code you do not own: rename a symbol your workspace declares, or change its uses with edit mode replace after search mode symbol-references`,
+      { details: { file: shown, reason: refused.reason } },
     );
   }
   return paths.display(abs);
+}
+
+/**
+ * A server's edits to one file are a rename of `oldName` to `newName`: each range holds the old
+ * name now and each text is the new one (or, for a shorthand property or an import/export
+ * specifier, `old: new`, `new: old`, `old as new`, `new as old`). Anything else is refused.
+ */
+export function checkRenameEdits(
+  file: string,
+  content: string | undefined,
+  edits: TextEdit[],
+  names: { from: string; oldName: string; newName: string },
+): asserts content is string {
+  const { oldName, newName } = names;
+  const refuse = (what: string) =>
+    new SvcError(
+      'forbidden',
+      `rename_symbol: the language server's rename of ${oldName} in ${names.from} would also change ${file}: ${what}; a rename edit replaces the old name with the new one, so nothing was changed. Change the uses with edit mode replace after search mode symbol-references`,
+      { details: { file, reason: 'not_a_rename' } },
+    );
+  if (content === undefined) throw refuse('a file svc does not read (missing, binary or too large)');
+  const allowed = new Set([
+    newName,
+    `${oldName}: ${newName}`,
+    `${newName}: ${oldName}`,
+    `${oldName} as ${newName}`,
+    `${newName} as ${oldName}`,
+  ]);
+  for (const edit of edits) {
+    const start = offsetAt(content, edit.range.start);
+    const there = content.slice(start, offsetAt(content, edit.range.end));
+    const line = edit.range.start.line + 1;
+    if (there !== oldName)
+      throw refuse(
+        `line ${line} holds ${JSON.stringify(there.slice(0, 40))} where the edit goes, not ${oldName}`,
+      );
+    if (!allowed.has(edit.newText))
+      throw refuse(`line ${line} would get ${JSON.stringify(edit.newText.slice(0, 40))}, not ${newName}`);
+  }
 }
 
 /** Apply LSP text edits to a file's text (last edit first, so offsets stay valid). */

@@ -21,7 +21,7 @@ import {
   type SymbolFinder,
   strip,
 } from './semantic-find';
-import { applyTextEdits, lspRename, type SemanticEngine } from './semantic-lsp';
+import { applyTextEdits, checkRenameEdits, lspRename, type SemanticEngine } from './semantic-lsp';
 import {
   type DefinitionInput,
   type DefinitionResult,
@@ -274,8 +274,10 @@ async function planRename(
     );
     for (const [file, edits] of ordered) {
       if (file !== symbol.path && !underScope(file, scopeRel)) continue;
+      if (edits.length === 0) continue;
       const content = file === symbol.path ? symbol.text : finder.readText(file);
-      if (content === undefined || edits.length === 0) continue;
+      // All or nothing: every edit is checked before any file is changed.
+      checkRenameEdits(file, content, edits, { from: symbol.path, oldName: symbol.name, newName });
       replacements += edits.length;
       pending.push({
         target: deps.paths.resolve(file),
