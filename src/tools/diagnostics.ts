@@ -137,7 +137,13 @@ function renderLspStatus(r: LspStatusResult): string {
         ? `missing (${s.note}); install: ${s.install}`
         : s.state === 'disabled'
           ? `disabled (${s.note})`
-          : `${s.state}: ${[s.command, ...(s.args ?? [])].join(' ')}${s.running ? ' (running)' : ''}${s.origin ? ` — ${s.note}` : ''}`;
+          : `${s.state}: ${[s.command, ...(s.args ?? [])].join(' ')}${s.running ? ' (running)' : ''}${
+              s.broken
+                ? ` (broken, not started again: ${s.broken})`
+                : s.last_error
+                  ? ` (last failure: ${s.last_error})`
+                  : ''
+            }${s.origin ? ` — ${s.note}` : ''}`;
     return `${s.id.padEnd(12)} ${s.source.padEnd(8)} .${s.extensions.join(' .')}  ${what}`;
   });
   if (lines.length === 0)

@@ -46,7 +46,16 @@ export async function diagnosticsAfterEdit(
   if (targets.length === 0) return undefined;
   const out: AfterEdit = { files: [], notes: [], omitted: 0 };
   let budget = options.max_diagnostics;
+  // One wait for the whole edit, however many files it touched.
+  const deadline = Date.now() + options.diagnostics_wait_seconds * 1000;
   for (const target of targets) {
+    const waitMs = deadline - Date.now();
+    if (waitMs <= 0) {
+      out.notes.push(
+        `${target.rel}: not checked (the ${options.diagnostics_wait_seconds} s wait, options.lsp.diagnostics_wait_seconds, ran out; run diagnostics on it)`,
+      );
+      continue;
+    }
     let text: string;
     try {
       text = readRegularFile(target.abs).toString('utf8');
@@ -55,7 +64,7 @@ export async function diagnosticsAfterEdit(
     }
     try {
       const result = await app.ws.lsp.diagnostics(target, text, {
-        waitMs: options.diagnostics_wait_seconds * 1000,
+        waitMs,
         signal: ctx.signal,
       });
       const sorted = result.diagnostics

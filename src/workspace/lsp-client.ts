@@ -6,11 +6,14 @@
  * @module
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { pathToFileURL } from 'node:url';
 import type { LspServerConfig } from '../config/schema';
 import { SvcError } from '../errors';
+import { initializeParams, LSP_TIMEOUTS } from './lsp-initialize';
 import { evictOldest, FrameLimitError, keptDiagnostics, LspFrames } from './lsp-limits';
 import { cannotStart, type LspQuirks, quirksOf } from './lsp-quirks';
+
+export { LSP_TIMEOUTS } from './lsp-initialize';
+
 import { offersTsserver, type RawDiagnostic, tsserverLists } from './lsp-tsserver';
 
 export interface Diagnostic {
@@ -32,6 +35,7 @@ const SEVERITY: Record<number, Diagnostic['severity']> = {
   4: 'hint',
 };
 const QUIET_MS = 300;
+
 /** How long a stopping server has to exit before it is killed (and then to die). */
 const STOP_GRACE_MS = 1_000;
 /**
@@ -104,6 +108,7 @@ export class LspClient {
     env: Readonly<Record<string, string | undefined>>,
     quirks: LspQuirks = quirksOf(server),
     prefix?: readonly string[], // the command sandbox's wrapper, `[bwrap, …args, '--']`
+    signal?: AbortSignal, // aborted: a start still waiting for `initialize` is killed (the app closes)
   ): Promise<LspClient> {
     const argv = prefix?.length
       ? [...prefix, server.command, ...server.args]
@@ -123,33 +128,25 @@ export class LspClient {
       throw cannotStart(id, server.command);
     }
     const client = new LspClient(id, child, quirks);
-    const init = (await client.request(
-      'initialize',
-      {
-        // Sandboxed, svc's pid is not in the server's pid namespace (a server watching it would stop).
-        processId: prefix?.length ? null : process.pid,
-        rootUri: pathToFileURL(root).href,
-        workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'workspace' }],
-        capabilities: {
-          textDocument: {
-            publishDiagnostics: { relatedInformation: false },
-            diagnostic: { dynamicRegistration: false },
-            synchronization: { didSave: false },
-            rename: { prepareSupport: false },
-            references: {},
-            definition: { linkSupport: false },
-          },
-          workspace: {
-            configuration: true,
-            workspaceFolders: true,
-            workspaceEdit: { documentChanges: true },
-          },
-        },
-        initializationOptions: server.initialization_options,
-      },
-      30_000,
-    )) as { capabilities?: Record<string, unknown> };
-    client.capabilities = init?.capabilities ?? {};
+    const abandon = () => {
+      client.stopping = true;
+      client.signalGroup('SIGKILL');
+    };
+    signal?.addEventListener('abort', abandon, { once: true });
+    if (signal?.aborted) abandon();
+    try {
+      const params = initializeParams(root, server, Boolean(prefix?.length));
+      const init = (await client.request('initialize', params, LSP_TIMEOUTS.startMs)) as {
+        capabilities?: Record<string, unknown>;
+      };
+      client.capabilities = init?.capabilities ?? {};
+    } catch (error) {
+      // A server that never answers is not left running: its start failed.
+      abandon();
+      throw error;
+    } finally {
+      signal?.removeEventListener('abort', abandon);
+    }
     client.notify('initialized', {});
     return client;
   }

@@ -2,8 +2,10 @@
  * Language servers for diagnostics and semantic edits. The servers are the `[lsp.<id>]` entries
  * and the built-ins of the languages the workspace uses (lsp-catalog.ts). Each starts on first use
  * (one process per server for the whole app, so every session shares it), is started again when
- * it crashed (up to MAX_RESTARTS times), and is stopped after `options.lsp.idle_minutes` without
- * use. Diagnostics are pulled with `textDocument/diagnostic` when the server offers it, else the
+ * it crashed or its start failed (up to MAX_RESTARTS times: then it is broken, calls fail at once
+ * and `status()` says why), and is stopped after `options.lsp.idle_minutes` without use. A caller
+ * waits for a start no longer than its own wait (a server that never answered `initialize` held
+ * every edit 30 s per file, on every edit); the start goes on in the background meanwhile. Diagnostics are pulled with `textDocument/diagnostic` when the server offers it, else the
  * `publishDiagnostics` it pushes (waiting a short quiet period). Servers stop with the app.
  * @module
  */
@@ -41,7 +43,12 @@ export interface DiagnosticsResult {
 export interface LspRuntimeStatus extends LspServerStatus {
   running: boolean;
   pid?: number;
+  /** Crashes and failed starts so far. */
   restarts: number;
+  /** Why the last start or run failed. */
+  last_error?: string;
+  /** Set once svc gave up on the server (no start until svc restarts): why. */
+  broken?: string;
 }
 
 export interface LanguageServers {
@@ -122,7 +129,9 @@ export interface LanguageServerDeps {
 
 export function createLanguageServers(deps: LanguageServerDeps): LanguageServers {
   const clients = new Map<string, Promise<LspClient>>();
-  const restarts = new Map<string, number>();
+  /** Aborted when the app closes: starts still waiting for `initialize` are killed. */
+  const closing = new AbortController();
+  const starts = createStarts(deps, clients, closing.signal);
   const idleTimers = new Map<string, NodeJS.Timeout>();
   let cached: { config: Config; resolved: ReturnType<typeof resolveLanguageServers> } | undefined;
 
@@ -159,48 +168,21 @@ export function createLanguageServers(deps: LanguageServerDeps): LanguageServers
     const ms = deps.config().options.lsp.idle_minutes * 60_000;
     idleTimers.set(id, setTimeout(() => stopIdle(id), ms).unref());
   };
-  const using = async <T>(server: ResolvedServer, fn: (client: LspClient) => Promise<T>): Promise<T> => {
+  /** `startWaitMs`: the longest the caller waits for a start (it goes on in the background). */
+  const using = async <T>(
+    server: ResolvedServer,
+    fn: (client: LspClient) => Promise<T>,
+    startWaitMs?: number,
+  ): Promise<T> => {
     inFlight.set(server.id, (inFlight.get(server.id) ?? 0) + 1);
     clearTimeout(idleTimers.get(server.id));
     idleTimers.delete(server.id);
     try {
-      return await fn(await client(server));
+      return await fn(await waitFor(server.id, starts.client(server), startWaitMs));
     } finally {
       inFlight.set(server.id, (inFlight.get(server.id) ?? 1) - 1);
       touch(server.id);
     }
-  };
-
-  const client = async (server: ResolvedServer): Promise<LspClient> => {
-    const { id } = server;
-    let pending = clients.get(id);
-    const current = pending ? await pending.catch(() => undefined) : undefined;
-    if (current?.exited) {
-      // It crashed since the last use: start it again, a bounded number of times.
-      clients.delete(id);
-      pending = undefined;
-    }
-    if (!pending) {
-      const count = restarts.get(id) ?? 0;
-      if (count > MAX_RESTARTS) {
-        throw new SvcError(
-          'unavailable',
-          `language server ${id} crashed ${MAX_RESTARTS + 1} times; fix it (svc config show-lsp) and restart svc`,
-        );
-      }
-      pending = startServer(server, deps);
-      pending.then(
-        (started) => {
-          started.onExit = () => {
-            if (clients.get(id) === pending && !started.stopping)
-              restarts.set(id, (restarts.get(id) ?? 0) + 1);
-          };
-        },
-        () => clients.delete(id),
-      );
-      clients.set(id, pending);
-    }
-    return pending;
   };
 
   const languageId = (server: ResolvedServer, abs: string) => {
@@ -213,8 +195,7 @@ export function createLanguageServers(deps: LanguageServerDeps): LanguageServers
     available: () => resolved().servers.length > 0,
     status() {
       return resolved().statuses.map((s) => {
-        const running = clients.has(s.id);
-        return { ...s, running, restarts: restarts.get(s.id) ?? 0 };
+        return { ...s, running: clients.has(s.id), ...starts.status(s.id) };
       });
     },
     async diagnostics(target, text, options) {
@@ -226,8 +207,16 @@ export function createLanguageServers(deps: LanguageServerDeps): LanguageServers
           `path: no language server handles .${ext} files here; svc config show-lsp lists the servers, or add one, e.g. [lsp.typescript] command = "typescript-language-server", args = ["--stdio"], extensions = ["ts", "tsx"]`,
         );
       }
-      const { diagnostics, complete, dropped } = await using(server, (lsp) =>
-        lsp.diagnose(pathToFileURL(target.abs).href, languageId(server, target.abs), text, options),
+      // One wait for all of it: a start included.
+      const deadline = Date.now() + options.waitMs;
+      const { diagnostics, complete, dropped } = await using(
+        server,
+        (lsp) =>
+          lsp.diagnose(pathToFileURL(target.abs).href, languageId(server, target.abs), text, {
+            ...options,
+            waitMs: Math.max(0, deadline - Date.now()),
+          }),
+        options.waitMs,
       );
       const counts = { error: 0, warning: 0, information: 0, hint: 0 };
       for (const d of diagnostics) counts[d.severity]++;
@@ -254,6 +243,7 @@ export function createLanguageServers(deps: LanguageServerDeps): LanguageServers
       });
     },
     async close() {
+      closing.abort();
       for (const timer of idleTimers.values()) clearTimeout(timer);
       idleTimers.clear();
       const all = [...clients.values()];
@@ -261,6 +251,94 @@ export function createLanguageServers(deps: LanguageServerDeps): LanguageServers
       await Promise.all(all.map(async (c) => (await c.catch(() => undefined))?.stop()));
     },
   };
+}
+
+/**
+ * Starting servers: one start per server at a time, shared by its callers. A crash or a failed
+ * start is counted; past MAX_RESTARTS the server is broken: not started again, calls fail at once.
+ */
+function createStarts(
+  deps: Parameters<typeof createLanguageServers>[0],
+  clients: Map<string, Promise<LspClient>>,
+  closing: AbortSignal,
+) {
+  const restarts = new Map<string, number>();
+  const lastError = new Map<string, string>();
+  const broken = new Map<string, string>();
+  const failed = (id: string, why: string) => {
+    const count = (restarts.get(id) ?? 0) + 1;
+    restarts.set(id, count);
+    lastError.set(id, why);
+    if (count > MAX_RESTARTS)
+      broken.set(id, `it crashed or failed to start ${count} times (last: ${why.slice(0, 300)})`);
+  };
+  const client = async (server: ResolvedServer): Promise<LspClient> => {
+    const { id } = server;
+    let pending = clients.get(id);
+    const current = pending ? await pending.catch(() => undefined) : undefined;
+    if (current?.exited) {
+      // It crashed since the last use: start it again, a bounded number of times.
+      clients.delete(id);
+      pending = undefined;
+    }
+    if (!pending) {
+      const why = broken.get(id);
+      if (why) {
+        throw new SvcError(
+          'unavailable',
+          `language server ${id} is not started again: ${why}; fix it (svc config show-lsp) and restart svc`,
+        );
+      }
+      const starting = startServer(server, deps, closing);
+      pending = starting;
+      starting.then(
+        (started) => {
+          started.onExit = () => {
+            if (clients.get(id) === starting && !started.stopping) failed(id, 'it exited');
+          };
+        },
+        (error: unknown) => {
+          if (clients.get(id) === starting) clients.delete(id);
+          failed(id, error instanceof Error ? error.message : String(error));
+        },
+      );
+      clients.set(id, starting);
+    }
+    return pending;
+  };
+  const status = (id: string) => {
+    const last = lastError.get(id);
+    const why = broken.get(id);
+    return {
+      restarts: restarts.get(id) ?? 0,
+      ...(last ? { last_error: last } : {}),
+      ...(why ? { broken: why } : {}),
+    };
+  };
+  return { client, status };
+}
+
+/** A start the caller waits for at most `ms` (undefined: the whole start); it goes on meanwhile. */
+async function waitFor(id: string, start: Promise<LspClient>, ms: number | undefined): Promise<LspClient> {
+  if (ms === undefined) return start;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new SvcError(
+            'timeout',
+            `language server ${id} is still starting (no answer to initialize within the ${Math.round(ms / 100) / 10} s wait); later calls use it once it is up`,
+          ),
+        ),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([start, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Whether `command` names a program that can run: a path (from `root`) or a name on PATH. */
@@ -275,14 +353,19 @@ function runnable(command: string, env: Readonly<Record<string, string | undefin
 }
 
 /** Start a server: inside the command sandbox, with the scrubbed environment, when there is a spawner. */
-async function startServer(server: ResolvedServer, deps: LanguageServerDeps): Promise<LspClient> {
+async function startServer(
+  server: ResolvedServer,
+  deps: LanguageServerDeps,
+  signal: AbortSignal,
+): Promise<LspClient> {
   const { spawner } = deps;
-  if (!spawner) return LspClient.start(server.id, server, deps.root, deps.env);
+  if (!spawner)
+    return LspClient.start(server.id, server, deps.root, deps.env, quirksOf(server), undefined, signal);
   const plan = spawner.plan(deps.root);
   // The sandbox starts whatever it is given: a missing program is named before, not after.
   if (plan && !runnable(server.command, deps.env, deps.root)) throw cannotStart(server.id, server.command);
   const prefix = plan ? showPrograms(plan.prefix, server, deps.root) : undefined;
-  return LspClient.start(server.id, server, deps.root, spawner.env(), quirksOf(server), prefix);
+  return LspClient.start(server.id, server, deps.root, spawner.env(), quirksOf(server), prefix, signal);
 }
 
 /**
