@@ -85,7 +85,12 @@ describe("a workspace's own language-server programs", { timeout: 120_000 }, () 
     const h = await toolHarness({
       workspace,
       env: isolatedEnv(workspace, { SVC_TRUST_WORKSPACE: '1' }),
-      config: { options: { lsp: { diagnostics_wait_seconds: 60 } } },
+      // Unsandboxed: the planted programs hand over to svc's own, named by path in their text, which
+      // the sandbox does not show when svc's checkout is under /tmp (a CI clone); a real
+      // workspace's programs live in its own node_modules.
+      globalConfig: {
+        options: { sandbox: { bwrap_path: '/nonexistent/bwrap' }, lsp: { diagnostics_wait_seconds: 60 } },
+      },
     });
     const status = typescript(await h.call('lsp_status', {}));
     expect(status).toMatchObject({
