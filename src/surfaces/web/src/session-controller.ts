@@ -45,17 +45,12 @@ export interface SessionController {
   dispose(): void;
 }
 
-/** How long a hidden page keeps its event stream before letting it go. */
-export const HIDDEN_GRACE_MS = 5_000;
-
 export function createSessionController(api: Api, id: string): SessionController {
   const path = `v1/sessions/${encodeURIComponent(id)}`;
   let store = createTranscriptStore(initialState(draft(id)));
   let state: ControllerState = { stream: { state: 'connecting' } };
   let stream: EventStream | undefined;
   let disposed = false;
-  /** Sends not answered yet (a hidden page keeps its stream meanwhile). */
-  let pending = 0;
   const listeners = new Set<() => void>();
   const notify = () => {
     for (const listener of [...listeners]) listener();
@@ -100,7 +95,7 @@ export function createSessionController(api: Api, id: string): SessionController
           void refreshSession();
       },
       onStatus(status) {
-        if (status.state === 'live' || status.state === 'paused') live();
+        if (status.state === 'live') live();
         next.update((s) => ({
           ...s,
           connection:
@@ -110,15 +105,6 @@ export function createSessionController(api: Api, id: string): SessionController
         if (status.state === 'stopped') live();
       },
       onReset: () => void reload(),
-      // A hidden page lets its connection go (a browser has 6 per server), unless it may be needed
-      // to answer: a run or a permission request holds it (an open stream is an attached client).
-      pauseWhenHidden: {
-        graceMs: HIDDEN_GRACE_MS,
-        mayPause: () => {
-          const s = next.getSnapshot();
-          return s.state === 'idle' && s.permissions.length === 0 && !pending;
-        },
-      },
     });
     // The history is read once the stream is live (bounded: a stream that cannot connect still shows it).
     await Promise.race([isLive, new Promise((resolve) => setTimeout(resolve, 5_000))]);
@@ -220,7 +206,6 @@ export function createSessionController(api: Api, id: string): SessionController
       if (!prompt) return false;
       const running = store.getSnapshot().state !== 'idle';
       const key = `local:${Date.now()}:${Math.random().toString(36).slice(2)}`;
-      pending++;
       try {
         set({ actionError: undefined });
         if (!running) await checkpoint(prompt);
@@ -255,8 +240,6 @@ export function createSessionController(api: Api, id: string): SessionController
           actionError: `Could not send the prompt (it was not sent and is still in the box below): ${errorMessage(error)}`,
         });
         return false;
-      } finally {
-        pending--;
       }
     },
     async cancel() {

@@ -117,8 +117,6 @@ function ConnectionBadge({ status }: { status: StreamStatus }) {
       return <Badge>connecting…</Badge>;
     case 'reconnecting':
       return <Badge tone="warn">reconnecting</Badge>;
-    case 'paused':
-      return <Badge>paused</Badge>;
     case 'stopped':
       return <Badge tone="bad">disconnected</Badge>;
     default: {
@@ -130,24 +128,13 @@ function ConnectionBadge({ status }: { status: StreamStatus }) {
 
 function ConnectionBanner({ status, onRetry }: { status: StreamStatus; onRetry(): void }) {
   if (status.state === 'reconnecting') {
-    const retry = `${Math.ceil(status.inMs / 1000)} s (attempt ${status.attempt})`;
-    if (status.dropped?.reason === 'stream_limit') {
-      return (
-        <div class="banner warn" role="status">
-          Not live: too many open views of this session. The server refused this page's event stream (
-          {outsideText(status.dropped.message)}). Close some tabs or windows showing this session; trying
-          again in {retry}, and what you missed is replayed once it is in.
-        </div>
-      );
-    }
     return (
       <div class="banner warn" role="status">
-        Connection lost: {outsideText(status.reason.replace(/[.\s]+$/, ''))}. Reconnecting in {retry}; what
-        you missed is replayed when it is back.
+        Connection lost: {status.reason} Reconnecting in {Math.ceil(status.inMs / 1000)} s (attempt{' '}
+        {status.attempt}); what you missed is replayed when it is back.
       </div>
     );
   }
-
   if (status.state === 'stopped') {
     return (
       <div class="banner bad" role="alert">
