@@ -15,6 +15,7 @@ import type * as fs from 'node:fs';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
 
 /** Paths whose stat says "a small regular file" though a FIFO is there. */
 export const swapped = new Set<string>();
@@ -37,7 +38,7 @@ export interface Rescuer {
   stop(): void;
 }
 
-/** Make a FIFO at `path`, listed in `swapped`, with a rescuer ready to unblock a reader. */
+/** Make a FIFO at `path`, listed in `swapped`, with a rescuer ready to unblock a reader, stopped when the test ends. */
 export function plantSwappedFifo(path: string): Rescuer {
   execFileSync('mkfifo', [path]);
   swapped.add(path);
@@ -60,7 +61,7 @@ export function plantSwappedFifo(path: string): Rescuer {
     ],
     { stdio: 'ignore' },
   );
-  return {
+  const rescuer: Rescuer = {
     rescued: () => existsSync(mark),
     stop() {
       swapped.delete(path);
@@ -69,4 +70,7 @@ export function plantSwappedFifo(path: string): Rescuer {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  // Stopped when the test ends, whatever its outcome (the FIFO's writer, its mark, the swap).
+  onTestFinished(() => rescuer.stop());
+  return rescuer;
 }

@@ -8,21 +8,15 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { invokeTool } from '../../src/tools/core/call-tool';
 import type { PermissionRequest } from '../../src/tools/core/define-tool';
-import { plantSwappedFifo, type Rescuer } from '../helpers/fifo-swap';
+import { plantSwappedFifo } from '../helpers/fifo-swap';
 import { packFiles, packsApp } from './fixtures';
 
 vi.mock('node:fs', async (importOriginal) =>
   (await import('../helpers/fifo-swap')).swappedFs(await importOriginal()),
 );
-
-let rescuer: Rescuer | undefined;
-afterEach(() => {
-  rescuer?.stop();
-  rescuer = undefined;
-});
 
 const HOOKED = [
   'name = "hooked"',
@@ -36,7 +30,7 @@ describe.runIf(process.platform !== 'win32')('a pack file swapped for a FIFO aft
   it('a manifest that became a FIFO: the activation fails naming it, and is never waited on', async () => {
     const app = await packsApp();
     mkdirSync(join(app.workspace, 'elsewhere', 'pipe'), { recursive: true });
-    rescuer = plantSwappedFifo(join(app.workspace, 'elsewhere', 'pipe', 'pack.toml'));
+    const rescuer = plantSwappedFifo(join(app.workspace, 'elsewhere', 'pipe', 'pack.toml'));
     const session = await app.sessions.create();
     await expect(
       invokeTool(
@@ -61,7 +55,7 @@ describe.runIf(process.platform !== 'win32')('a pack file swapped for a FIFO aft
     const app = await packsApp({
       files: packFiles({ '.svc/packs/hooked/pack.toml': HOOKED, 'scripts/check.mjs': 'console.log("ok")\n' }),
     });
-    rescuer = plantSwappedFifo(join(app.workspace, 'scripts', 'pipe.sh'));
+    const rescuer = plantSwappedFifo(join(app.workspace, 'scripts', 'pipe.sh'));
     const session = await app.sessions.create();
     const asks: PermissionRequest[] = [];
     await invokeTool(

@@ -9,27 +9,21 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { invokeTool } from '../../src/tools/core/call-tool';
-import { plantSwappedFifo, type Rescuer } from '../helpers/fifo-swap';
+import { plantSwappedFifo } from '../helpers/fifo-swap';
 import { makeTestApp } from '../helpers/make-test-app';
 
 vi.mock('node:fs', async (importOriginal) =>
   (await import('../helpers/fifo-swap')).swappedFs(await importOriginal()),
 );
 
-let rescuer: Rescuer | undefined;
-afterEach(() => {
-  rescuer?.stop();
-  rescuer = undefined;
-});
-
 describe.runIf(process.platform !== 'win32')('a FIFO swapped in after the check, before the read', () => {
   it('analyze_ripple_impact: a changed file that became a FIFO has no text, and is never waited on', async () => {
     const app = await makeTestApp({
       files: { 'src/user.ts': "import { pipe } from './pipe';\nexport const use = pipe;\n" },
     });
-    rescuer = plantSwappedFifo(join(app.workspace, 'src', 'pipe.ts'));
+    const rescuer = plantSwappedFifo(join(app.workspace, 'src', 'pipe.ts'));
     const result = (await invokeTool(
       app,
       'analyze_ripple_impact',
@@ -45,7 +39,7 @@ describe.runIf(process.platform !== 'win32')('a FIFO swapped in after the check,
     const dir = join(app.workspace, '.svc', 'recipes');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'fine.toml'), 'description = "fine"\n[[steps]]\nid = "a"\nprompt = "go"\n');
-    rescuer = plantSwappedFifo(join(dir, 'pipe.toml'));
+    const rescuer = plantSwappedFifo(join(dir, 'pipe.toml'));
     const listed = (await invokeTool(app, 'recipe_list', {}, { surface: 'cli' })) as {
       recipes: { name: string; source: string }[];
     };
@@ -56,7 +50,7 @@ describe.runIf(process.platform !== 'win32')('a FIFO swapped in after the check,
 
   it('recipe_validate of a path that became a FIFO says it has no readable file there', async () => {
     const app = await makeTestApp();
-    rescuer = plantSwappedFifo(join(app.workspace, 'pipe.toml'));
+    const rescuer = plantSwappedFifo(join(app.workspace, 'pipe.toml'));
     await expect(
       invokeTool(app, 'recipe_validate', { path: 'pipe.toml' }, { surface: 'cli' }),
     ).rejects.toMatchObject({ code: 'not_found', message: 'path: no readable file pipe.toml' });
