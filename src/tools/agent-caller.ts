@@ -11,7 +11,7 @@
 import { agentKinds } from '../agent/agent-kinds';
 import { SvcError } from '../errors';
 import type { Session } from '../sessions/session-store';
-import { type Caller, callerOf, kindTools, toolCeiling } from '../workflows/lineage';
+import { type Caller, callerOf, kindTools, runTools } from '../workflows/lineage';
 import type { ToolContext } from './core/types';
 
 /** The call is a model's tool call inside a run (not an operator's). */
@@ -75,7 +75,7 @@ export async function agentKindWithin(ctx: ToolContext, kindId: string, field = 
   // An unknown kind is refused where it is used, with the list of known ones.
   if (!app.agent.kinds().some((k) => k.id === kindId)) return;
   const [ceiling, wanted] = await Promise.all([
-    toolCeiling(app, run.id),
+    runTools(app, run),
     kindTools(app, run.session_id, kindId, { yolo: run.options.yolo }),
   ]);
   const have = new Set(ceiling);

@@ -64,7 +64,14 @@ export async function callerOf(deps: CallerDeps, ctx: CallerContext, sessionId?:
 
 /** The effective tool names of a run, as its loop computes them before each step. */
 export async function toolCeiling(deps: CallerDeps, runId: string): Promise<string[]> {
-  const run = await deps.runs.require(runId);
+  return await runTools(deps, await deps.runs.require(runId));
+}
+
+/** {@link toolCeiling} of a run already read. */
+export async function runTools(
+  deps: CallerDeps,
+  run: { session_id: string; agent: string; origin: string; options: { yolo?: boolean; tools?: string[] } },
+): Promise<string[]> {
   return await kindTools(deps, run.session_id, run.agent, {
     subagent: run.origin === 'subagent',
     yolo: run.options.yolo,
