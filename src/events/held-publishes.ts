@@ -9,7 +9,10 @@
  *
  * Events a rolled-back transaction holds are dropped: they announced writes that never happened (a
  * run start whose statement failed told SSE clients of a run that did not exist); on SQLite too a
- * rolled-back body's events are gone. Its `afterOwn` functions still run. A
+ * rolled-back body's events are gone. Its `afterOwn` functions still run. Only a transaction known
+ * to have rolled back whole: one that rolled a savepoint back, sent a statement alone (committed)
+ * or lost its COMMIT's answer with the connection may have committed what they announce, so its
+ * events are kept (a finish whose answer was lost finds its writes stored, p-heldkept). A
  * caller that needs its events stored inside its transaction (`publishStored`, a replay)
  * releases what its own transaction holds first, so it never waits for its own end; `flush` does
  * not (it waits for what is queued: held events are never delivered before their transaction's
@@ -21,8 +24,11 @@ import type { SessionEvent } from './ring';
 
 /** The end of the transaction a publish is made in (the PostgreSQL client's `transactionNow`). */
 export interface PublishTransaction {
-  /** `fn` once the transaction has ended; the same object for the whole transaction. */
-  onEnd(fn: (kept: boolean) => void): void;
+  /**
+   * `fn` once the transaction has ended; the same object for the whole transaction. `rolledBack`:
+   * known to have rolled back whole (not a savepoint of it, not a COMMIT whose answer was lost).
+   */
+  onEnd(fn: (kept: boolean, rolledBack: boolean) => void): void;
 }
 
 export interface HeldPublishes {
@@ -83,7 +89,7 @@ export function heldPublishes(deps: {
       if (!own) {
         own = { items: [], after: [] };
         held.set(tx, own);
-        tx.onEnd((kept) => release(tx, kept));
+        tx.onEnd((_kept, rolledBack) => release(tx, !rolledBack));
       }
       own.items.push(item);
       perSession.set(item.sessionId, (perSession.get(item.sessionId) ?? 0) + 1);

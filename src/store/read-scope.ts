@@ -26,9 +26,11 @@ import { scopedStorage } from './async-scope';
 export interface TransactionEnd {
   /**
    * `fn` once the transaction has ended (at once when it has): `kept` when it committed with
-   * every write it made (no savepoint of it rolled back).
+   * every write it made (no savepoint of it rolled back); `rolledBack` when it is known that none
+   * of its writes stands (it rolled back before or at its COMMIT, nothing of it sent alone), not
+   * when its COMMIT's answer was lost with the connection (it may have committed).
    */
-  onEnd(fn: (kept: boolean) => void): void;
+  onEnd(fn: (kept: boolean, rolledBack: boolean) => void): void;
   /**
    * `fn` once what the transaction wrote until now is committed or rolled back: at its end, or
    * sooner, at the answer of a statement that went alone and committed it (`SqlClient.alone`,

@@ -139,4 +139,61 @@ describe.skipIf(!pg.available)('events published in a PostgreSQL transaction', (
     expect(await logged(a.sql, 'ses_3')).toEqual(['outside']);
     expect(delivered).toEqual(['outside']);
   });
+  it('STORE-PG-921: a transaction that rolled a savepoint back, or sent a statement alone, and then failed keeps its held events: appended and delivered after its end (what they announce may stand); one that failed whole before its COMMIT drops them', async () => {
+    const a = await node();
+    const delivered: string[] = [];
+    a.bus.subscribe('ses_4', (event) => delivered.push(event.type));
+    // A savepoint rolled back, the transaction committed: every held event goes.
+    await a.sql.transaction(async (tx) => {
+      a.bus.publish('ses_4', 'before the savepoint', {});
+      await a.sql
+        .transaction(async (inner) => {
+          await inner.run('SELECT no_such_column FROM sessions', []);
+        })
+        .catch(() => {});
+      await tx.one('SELECT 1 AS one', []);
+      a.bus.publish('ses_4', 'after the savepoint', {});
+    });
+    await a.bus.flush();
+    expect(await logged(a.sql, 'ses_4')).toEqual(['before the savepoint', 'after the savepoint']);
+    expect(delivered).toEqual(['before the savepoint', 'after the savepoint']);
+
+    // Its first statement sent alone committed; a later one failed: the session row stands, and so do its events.
+    await expect(
+      a.sql.transaction(async (tx) => {
+        await a.sql.alone?.run(
+          "INSERT INTO sessions (id, created_at, updated_at) VALUES ('ses_4', 1, 1)",
+          [],
+        );
+        a.bus.publish('ses_4', 'session written alone', {});
+        await tx.run('SELECT no_such_column FROM sessions', []);
+      }),
+    ).rejects.toThrow();
+    await a.bus.flush();
+    expect(
+      (await a.sql.one<{ n: number }>("SELECT count(*)::int AS n FROM sessions WHERE id = 'ses_4'", []))?.n,
+    ).toBe(1);
+    expect(await logged(a.sql, 'ses_4')).toEqual([
+      'before the savepoint',
+      'after the savepoint',
+      'session written alone',
+    ]);
+    expect(delivered.at(-1)).toBe('session written alone');
+
+    // Failed whole before its COMMIT: dropped.
+    await expect(
+      a.sql.transaction(async (tx) => {
+        await tx.run("UPDATE sessions SET title = 'x' WHERE id = 'ses_4'", []);
+        a.bus.publish('ses_4', 'never', {});
+        await tx.run('SELECT no_such_column FROM sessions', []);
+      }),
+    ).rejects.toThrow();
+    await a.bus.flush();
+    expect(await logged(a.sql, 'ses_4')).toEqual([
+      'before the savepoint',
+      'after the savepoint',
+      'session written alone',
+    ]);
+    expect(delivered).not.toContain('never');
+  });
 });

@@ -10,25 +10,16 @@ import type { StoreConfig } from '../../config/schema';
 import { type ScopedStorage, scopedStorage } from '../async-scope';
 import type { TransactionEnd } from '../read-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
-import { storeError } from './errors';
+import { serverAnswered, storeError } from './errors';
 import { checkoutsOf, connectHeld } from './kept-connection';
 import { type Control, lazyTransaction } from './lazy-transaction';
 import { againIfStale, pooledBatches, type Submit } from './pool-batches';
 import { preparedNamesOf } from './prepared-names';
 import { statementClass, type TypeParsers } from './row-shapes';
+import type { SqlExecutor } from './sql-executor';
+import { aloneSubmit, callAfter, type TransactionRoot, transactionRoot } from './transaction-root';
 
-/** Statements on one connection (the pool, or the connection a transaction holds). */
-export interface SqlExecutor {
-  /** Every row. Parameters are `$1`, `$2`, …; values are never spliced into the text. */
-  query<T extends QueryResultRow = QueryResultRow>(text: string, params?: readonly unknown[]): Promise<T[]>;
-  /** The first row, undefined when there is none. */
-  one<T extends QueryResultRow = QueryResultRow>(
-    text: string,
-    params?: readonly unknown[],
-  ): Promise<T | undefined>;
-  /** The number of rows the statement changed. */
-  run(text: string, params?: readonly unknown[]): Promise<number>;
-}
+export type { SqlExecutor };
 
 export interface SqlClient extends SqlExecutor {
   /**
@@ -233,6 +224,7 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
       // started and did not await sees the scope (and waits for its end) until then, and no
       // scope (so goes to the pool, after the end) once the storage is off again.
       const whole = async () => {
+        let committing = false;
         try {
           let result: Awaited<ReturnType<typeof fn>>;
           try {
@@ -240,10 +232,15 @@ export async function createPostgresClient(options: PostgresOptions): Promise<Sq
           } finally {
             await settle(scope);
           }
+          committing = true;
           await lazy.end('COMMIT');
           return result;
         } catch (error) {
           scope.root.kept = false;
+          // Known rolled back: it failed before its COMMIT, or the server refused the COMMIT, and no
+          // statement of it went alone (which committed). A COMMIT whose answer was lost with the
+          // connection may have committed: not known.
+          scope.root.rolledBack = !scope.root.wroteAlone && (!committing || serverAnswered(error));
           try {
             await lazy.end('ROLLBACK');
           } catch {
@@ -332,59 +329,6 @@ function routedExecutor(current: () => SqlExecutor | Promise<void>, pooled: SqlE
   };
 }
 
-/** A transaction's own part of its scopes, before its first statement. */
-function transactionRoot(
-  tx: SqlExecutor,
-  done: Promise<void>,
-  control: Control,
-  alone: (root: Scope['root']) => SqlExecutor,
-): Scope['root'] {
-  const root: Scope['root'] = {
-    tx,
-    alone: tx,
-    savepoints: 0,
-    done,
-    control,
-    after: [],
-    ends: [],
-    kept: true,
-    end: {
-      onEnd: (fn) => (root.after ? root.after.push(fn) : fn(root.kept)),
-      onWritten: (fn) => (root.after ? root.ends.push(fn) : fn(root.kept)),
-    },
-  };
-  root.alone = alone(root);
-  return root;
-}
-
-/**
- * A transaction's `alone` statements (`SqlClient.alone`): one sent alone committed by itself, so
- * what the transaction wrote until then is in, as at a COMMIT: its `onWritten` functions are told
- * then (`onEnd`'s, the held bus events among them, wait for its end).
- */
-function aloneSubmit(
-  lazy: Pick<ReturnType<typeof lazyTransaction>, 'sendAlone'>,
-  root: Scope['root'],
-): Submit {
-  return (text, params, answer) => {
-    const alone = lazy.sendAlone(text, params, (error, result) => {
-      if (alone && !error) for (const fn of root.ends.splice(0)) fn(true);
-      answer(error, result);
-    });
-  };
-}
-
-/**
- * `onWritten`'s functions (the read scope's: rows written go stale), then `afterTransaction`'s and
- * `onEnd`'s, once the transaction has ended (later ones are called at once).
- */
-function callAfter(root: Scope['root']): void {
-  const { after, ends, kept } = root;
-  root.after = undefined;
-  for (const fn of ends.splice(0)) fn(kept);
-  for (const fn of after ?? []) fn(kept);
-}
-
 /**
  * The statements `submit` sends, one promise each (the driver answers by callback, ./pool-batches.ts):
  * ≈ 20 promises a statement went through the layers before (docs/performance-log.md, 2026-11-30).
@@ -422,25 +366,7 @@ function executorOf(submit: Submit, fail: (error: unknown) => unknown): SqlExecu
  */
 type Scope = {
   /** The transaction: its connection, its savepoint counter, its end (COMMIT or ROLLBACK done). */
-  root: {
-    tx: SqlExecutor;
-    /** `tx`, its first statement without BEGIN (`SqlClient.alone`). */
-    alone: SqlExecutor;
-    savepoints: number;
-    done: Promise<void>;
-    control: Control;
-    /** `afterTransaction`'s and `end.onEnd`'s functions, called at its end (then undefined). */
-    after: ((kept: boolean) => void)[] | undefined;
-    /**
-     * `end.onWritten`'s (the read scope's marks), called at its end, or at the answer of a
-     * statement that went alone (`SqlClient.alone`), which committed what it wrote until then.
-     */
-    ends: ((kept: boolean) => void)[];
-    /** False once it rolled back, or rolled a savepoint back: not every write of it stands. */
-    kept: boolean;
-    /** What the read scope's copies know of it (`transactionNow`). */
-    end: TransactionEnd;
-  };
+  root: TransactionRoot;
   /** The scope this savepoint was begun in (none for the transaction's own). */
   parent?: Scope;
   tx: SqlExecutor;

@@ -120,3 +120,18 @@ function scrub(message: string, context: StoreErrorContext): string {
   if (password && password.length > 0) out = out.split(password).join('***');
   return out;
 }
+
+/**
+ * Whether PostgreSQL answered `error` (a SQLSTATE of its own: the statement or COMMIT was refused),
+ * not a connection lost before its answer (class 08, an admin shutdown `57P01`..`57P03`, a socket
+ * error such as `EPIPE`): refused, a COMMIT is known not to have committed.
+ */
+export function serverAnswered(error: unknown): boolean {
+  const own = (error as { code?: unknown } | undefined)?.code;
+  const code = String(
+    (typeof own === 'string'
+      ? own
+      : (error as { details?: { code?: unknown } } | undefined)?.details?.code) ?? '',
+  );
+  return /^[0-9A-DF-Z][0-9A-Z]{4}$/.test(code) && !code.startsWith('08') && !code.startsWith('57P');
+}
