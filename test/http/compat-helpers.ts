@@ -256,7 +256,14 @@ export async function loggedAsOnSqlite(
   const log = await loggedEvents(sql, postgres.sessionId);
   const pgReplay = (await postgres.app.bus.replay(postgres.sessionId, 0)).events;
   const sqliteReplay = (await sqlite.app.bus.replay(sqlite.sessionId, 0)).events;
-  expect(maskedEvents(pgReplay)).toEqual(maskedEvents(sqliteReplay));
+  // Failing, it says what the log holds and what the node logged (a ring short of the log, or a log short).
+  const records = (postgres.app as { memoryLog?: { records: { level: string; message: string }[] } })
+    .memoryLog;
+  const said = (records?.records ?? []).filter((r) => r.level !== 'debug').map((r) => r.message);
+  expect(
+    maskedEvents(pgReplay),
+    `stored: ${log.map((e) => `${e.id} ${e.type}`).join(', ')}; logged: ${said.join(' | ')}`,
+  ).toEqual(maskedEvents(sqliteReplay));
   expect(pgReplay.map((e) => e.id)).toEqual(log.map((e) => Number(e.id)));
   return log;
 }
