@@ -269,6 +269,9 @@ async function stopOne(daemon: DaemonView, signal?: AbortSignal): Promise<void> 
   }
 }
 
+const OUTPUT_KEPT = 64 * 1024;
+const kept = (text: string) => (text.length > OUTPUT_KEPT ? text.slice(-OUTPUT_KEPT) : text);
+
 async function spawnDaemon(
   host: LifecycleHost,
   argv: string[],
@@ -284,10 +287,11 @@ async function spawnDaemon(
   if (child.pid === undefined) throw new SvcError('unavailable', 'could not start the daemon process');
   const handle = host.processes.register({ pid: child.pid, kind: 'daemon', label: argv.slice(1).join(' ') });
   child.on('exit', () => handle.exited());
+  // The last 64 KiB of each: the listening line is near the end, the error's tail at it.
   let stdout = '';
   let stderr = '';
-  child.stdout?.on('data', (d) => (stdout += d));
-  child.stderr?.on('data', (d) => (stderr += d));
+  child.stdout?.on('data', (d) => (stdout = kept(stdout + d)));
+  child.stderr?.on('data', (d) => (stderr = kept(stderr + d)));
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(
@@ -307,7 +311,8 @@ async function spawnDaemon(
         reject(
           new SvcError(
             'unavailable',
-            `the daemon exited (${code}) before listening: ${host.redactor.string(stderr.trim().slice(-500))}`,
+            // Redacted whole, then cut: a secret cut in two is no longer the secret it knows.
+            `the daemon exited (${code}) before listening: ${host.redactor.string(stderr.trim()).slice(-500)}`,
           ),
         );
       });
