@@ -34,3 +34,41 @@ export function peerError(text: string, max = MAX_ERROR_CHARS): string {
   if (head === text && safe.length <= max) return safe;
   return `${capText(safe, max)} [cut: ${text.length} characters in all]`;
 }
+
+/**
+ * A JSON value a server sends (a tool result's content, its structured content) with every string
+ * and object key made safe (`safeTerminalText`: line breaks and tabs kept) and nothing cut: a
+ * result has its own size limits. The string under a key `keep` names stays as it is (base64
+ * `data` and `blob`: nothing a terminal acts on). Copied without recursion: the depth is the
+ * server's to choose.
+ */
+export function peerJson<T>(value: T, keep: ReadonlySet<string> = NO_KEYS): T {
+  if (typeof value === 'string') return safeTerminalText(value) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  const root = emptyLike(value);
+  const pending: [object, Record<string, unknown>][] = [[value, root]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [source, target] = next;
+    for (const [key, child] of Object.entries(source)) {
+      let copy: unknown = child;
+      if (typeof child === 'string' && !keep.has(key)) copy = safeTerminalText(child);
+      else if (typeof child === 'object' && child !== null) {
+        copy = emptyLike(child);
+        pending.push([child, copy as Record<string, unknown>]);
+      }
+      // Defined, not assigned: a key "__proto__" from JSON stays a plain key.
+      Object.defineProperty(target, Array.isArray(target) ? key : safeTerminalText(key), {
+        value: copy,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+  return root as T;
+}
+
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+const emptyLike = (value: object): Record<string, unknown> =>
+  (Array.isArray(value) ? [] : {}) as Record<string, unknown>;

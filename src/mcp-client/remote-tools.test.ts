@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
 import { createFileAuthStore } from './auth-store';
-import { MAX_DESCRIPTION_CHARS, MAX_ERROR_CHARS, MAX_LABEL_CHARS } from './peer-text';
+import { MAX_DESCRIPTION_CHARS, MAX_ERROR_CHARS, MAX_LABEL_CHARS, peerJson } from './peer-text';
 import {
   checkRemoteTool,
   contentText,
@@ -227,6 +227,26 @@ describe('remoteToolDefinition: what a server says about its tools', () => {
     expect(message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
   });
 
+  it('MCP-CLEAN-2: makes every string of a result safe without cutting it; base64 data stays as sent', async () => {
+    const long = `\x1b]52;c;ZXZpbA==\x07${'R'.repeat(5_000_000)}\u202e`;
+    const data = '\x1b[2J not really base64';
+    const def = remoteToolDefinition('srv', { name: 'x', inputSchema: { type: 'object' } }, async () => ({
+      content: [
+        { type: 'text', text: long },
+        { type: 'image', mimeType: 'image/png\x1b[2J', data },
+        { type: 'resource', resource: { uri: 'u\x9b2K', blob: data, mimeType: 'a/b' } },
+      ],
+      structuredContent: { 'a\x1b[1A': [{ b: 'c\rd\x85' }] },
+    }));
+    const output = await def.run({ signal: new AbortController().signal, ask: async () => {} }, {});
+    expect(output.content[0].text).toBe(`${'R'.repeat(5_000_000)}<U+202E>`);
+    expect(output.content.slice(1)).toEqual([
+      { type: 'image', mimeType: 'image/png', data },
+      { type: 'resource', resource: { uri: 'u', blob: data, mimeType: 'a/b' } },
+    ]);
+    expect(output.structured_content).toEqual({ a: [{ b: 'c\nd' }] });
+  });
+
   it('caps names, titles and descriptions with an ellipsis', async () => {
     const long = define({ name: 'n'.repeat(5000), description: 'd'.repeat(100_000) });
     await long.run();
@@ -236,6 +256,22 @@ describe('remoteToolDefinition: what a server says about its tools', () => {
     expect(long.def.description.length).toBeLessThan(MAX_DESCRIPTION_CHARS + MAX_LABEL_CHARS + 100);
     const titled = define({ title: `T\x1b[31m${'t'.repeat(500)}` });
     expect(titled.def.description.split('\n')[0]).toBe(`T${'t'.repeat(MAX_LABEL_CHARS - 2)}…`);
+  });
+});
+
+describe('peerJson', () => {
+  it('MCP-CLEAN-3: copies a value of any depth, a "__proto__" key as a plain key, without touching the original', () => {
+    let deep: unknown = '\x1b[2Jleaf';
+    for (let i = 0; i < 100_000; i++) deep = i % 2 ? [deep] : { x: deep };
+    let copy = peerJson(deep) as unknown;
+    for (let i = 0; i < 100_000; i++) copy = (copy as Record<string, unknown>)[i % 2 ? 'x' : 0];
+    expect(copy).toBe('leaf');
+    const parsed = JSON.parse('{"__proto__":{"polluted":"\\u001b[2Jyes"}}');
+    const safe = peerJson(parsed) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(safe)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(safe, '__proto__')?.value).toEqual({ polluted: 'yes' });
+    expect(Object.getOwnPropertyDescriptor(parsed, '__proto__')?.value.polluted).toBe('\x1b[2Jyes');
+    expect(peerJson([1, null, true, 'a\x07'])).toEqual([1, null, true, 'a']);
   });
 });
 

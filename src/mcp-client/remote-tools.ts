@@ -4,7 +4,8 @@
  * permission) unless the server's block sets `trust_annotations` and the tool says `readOnlyHint`
  * without `destructiveHint`: annotations are hints from a peer, not facts. A peer's tool list is
  * untrusted: each entry is checked on its own, and a malformed one is skipped with a warning
- * instead of failing the server.
+ * instead of failing the server. What a call answers is made safe to show (`peerJson`) before any
+ * caller sees it: it reaches terminals, clients and the model.
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -12,7 +13,7 @@ import { z } from 'zod';
 import { SvcError } from '../errors';
 import type { PermissionRequest } from '../permissions/permission-service';
 import type { ToolFacts } from '../permissions/tool-policy';
-import { peerError, peerLabel, peerText } from './peer-text';
+import { peerError, peerJson, peerLabel, peerText } from './peer-text';
 
 /** What a remote tool's call gets from the caller: cancellation and the permission ask. */
 export interface RemoteCallContext {
@@ -40,6 +41,8 @@ export interface RemoteToolSink {
 /** Family of a remote tool: `mcp:<server id>` (capabilities count them per server). */
 export const remoteFamily = (serverId: string) => `mcp:${serverId}`;
 export const isRemoteTool = (tool: { family: string }) => tool.family.startsWith('mcp:');
+/** Keys of a result's content whose strings are base64 (left as sent: nothing to clean). */
+const BASE64_KEYS: ReadonlySet<string> = new Set(['data', 'blob']);
 /** Providers cap tool names at 64 characters of `[A-Za-z0-9_-]`. */
 const MAX_NAME = 64;
 /**
@@ -254,11 +257,13 @@ export function remoteToolDefinition(
           },
         );
       }
+      // What the server answers is shown (the TUI, clients, the model): every string made safe,
+      // nothing cut; base64 payloads (an image's `data`, a resource's `blob`) stay as sent.
       return {
         mcp_server: serverId,
         mcp_tool: shownName,
-        content: result.content ?? [],
-        ...(result.structuredContent ? { structured_content: result.structuredContent } : {}),
+        content: peerJson(result.content ?? [], BASE64_KEYS),
+        ...(result.structuredContent ? { structured_content: peerJson(result.structuredContent) } : {}),
       };
     },
     toModelOutput: (output: McpToolOutput) =>

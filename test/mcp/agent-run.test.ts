@@ -71,4 +71,29 @@ describe('agent run with an MCP server', () => {
     expect(names).not.toContain('mcp_deep_deep');
     expect(JSON.stringify(provider.requests[1].body.messages)).toContain('called echo');
   });
+
+  it('MCP-CLEAN-4: a tool answer with escape sequences reaches the model and the run events made safe', async () => {
+    const { app, provider } = await agentApp(
+      [reply().toolCall('mcp_hostile_hostile', {}), reply().text('done')],
+      {
+        extraConfig: {
+          mcp: {
+            hostile: {
+              command: process.execPath,
+              args: [FIXTURE],
+              env: { FAKE_MCP_HOSTILE: '1' },
+              trust_annotations: true,
+            },
+          },
+        },
+      },
+    );
+    const session = await app.agent.createSession({ title: 'mcp-hostile' });
+    const result = await app.agent.run({ sessionId: session.id, prompt: 'use the hostile tool' });
+    expect(result.status).toBe('completed');
+    const read = JSON.stringify(provider.requests[1].body.messages);
+    expect(read).toContain('okredline\\nover\\ntab\\there<U+202E>txt.exe');
+    const events = JSON.stringify(await app.runs.events(result.run_id));
+    expect(`${read}${events}`).not.toMatch(/\\u001b|\\u0007|[\u0080-\u009f\u202e]/);
+  });
 });

@@ -7,7 +7,9 @@
  *   default); the server stays connected with the rest;
  * - what a server writes to stderr and an HTTP error body reach `svc mcp status` (text and JSON)
  *   without escape sequences or bidi overrides, and cut to a few KB;
- * - a stdio message over the SDK's 10 MiB limit is named as such, at start and during a call.
+ * - a stdio message over the SDK's 10 MiB limit is named as such, at start and during a call;
+ * - a tool's answer (text, resource, structured content) reaches callers and the model without
+ *   escape sequences, C1 controls or bidi overrides, and uncut; an image's base64 data as sent.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,6 +37,8 @@ async function connectedApp(mcp: Record<string, unknown>) {
 }
 
 const status = (app: App, id: string) => app.mcpClients.status(id)[0];
+/** The fixture's hostile answer text as svc passes it on: escapes removed, CRs as line breaks. */
+const CLEANED = 'okredline\nover\ntab\there<U+202E>txt.exe';
 
 describe('MCP client: limits on what a server sends', () => {
   it('skips a too deep or too large schema and takes at most max_tools tools', async () => {
@@ -114,5 +118,26 @@ describe('MCP client: limits on what a server sends', () => {
       message:
         'mcp_bigcall_huge: MCP server bigcall sent a message over the 10 MiB limit of one stdio MCP message during the call, so svc closed the connection',
     });
+  });
+
+  it('MCP-CLEAN-1: a tool answer full of escape sequences reaches callers and the model made safe', async () => {
+    const app = await connectedApp({
+      hostile: stdio({ FAKE_MCP_HOSTILE: '1' }, { trust_annotations: true }),
+    });
+    expect(status(app, 'hostile').tools).toContain('mcp_hostile_hostile');
+    const output = await invokeTool(app, 'mcp_hostile_hostile', {}, { surface: 'agent' });
+    expect(output).toEqual({
+      mcp_server: 'hostile',
+      mcp_tool: 'hostile',
+      content: [
+        { type: 'text', text: CLEANED },
+        { type: 'resource', resource: { uri: 'file:///x', text: CLEANED } },
+        { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' },
+      ],
+      structured_content: { note: CLEANED, list: [CLEANED, 3], 'k<U+202E>': true },
+    });
+    expect(JSON.stringify(output)).not.toMatch(/\\u001b|\\r|[\u0080-\u009f\u202e]/);
+    const modelText = app.tools.get('mcp_hostile_hostile')!.toModelOutput!(output);
+    expect(modelText).toBe(`${CLEANED}\n[resource file:///x]\n${CLEANED}\n[image image/png, 9 bytes]`);
   });
 });
