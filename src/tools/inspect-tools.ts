@@ -123,6 +123,26 @@ function surfacesOf(tool: AnyTool) {
   };
 }
 
+/**
+ * A tool's input schema for the listing, or why it is left out: a schema that cannot be converted
+ * to JSON Schema (left out of the model's tools too, agent-toolbox) must not fail the whole listing.
+ */
+function schemaEntry(tool: AnyTool, app: ToolHost): { input_schema: unknown; input_schema_error?: string } {
+  try {
+    return { input_schema: inputSchemaOf(tool) };
+  } catch (error) {
+    app.log.warn('tool schema left out of the listing: it cannot be converted to JSON Schema', {
+      tool: tool.name,
+      error,
+    });
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      input_schema: null,
+      input_schema_error: `left out: it cannot be converted to JSON Schema (${reason.slice(0, 200)})`,
+    };
+  }
+}
+
 export const listToolCapabilitiesInput = () =>
   funnelInput().extend({
     include_schemas: z.boolean().default(false).describe('Include each tool input JSON Schema.'),
@@ -160,7 +180,7 @@ export const listToolCapabilities = defineTool({
           ...entry,
           description: tool.description,
           surfaces: surfacesOf(tool),
-          ...(input.include_schemas ? { input_schema: inputSchemaOf(tool) } : {}),
+          ...(input.include_schemas ? schemaEntry(tool, ctx.app) : {}),
         };
       })
       .sort((a, b) => a.name.localeCompare(b.name));

@@ -1,11 +1,14 @@
 /**
  * A tool whose input schema cannot be converted to JSON Schema (here one 3000 levels deep, as a
  * peer or a plugin could give) is left out of what the model sees, and logged; the run goes on
- * with every other tool instead of failing with "Error converting schema to JSON".
+ * with every other tool instead of failing with "Error converting schema to JSON". The tool
+ * listing with schemas (`list_tool_capabilities include_schemas`) says its schema was left out and
+ * why, instead of failing whole.
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgentToolbox } from '../../src/tools/core/agent-toolbox';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { type AnyTool, defineTool } from '../../src/tools/core/define-tool';
 import { agentApp, echoTool } from '../helpers/agent-harness';
 import { reply } from '../helpers/fake-provider';
@@ -53,5 +56,22 @@ describe('a tool whose input schema cannot be converted', () => {
     const toolbox = createAgentToolbox(app);
     expect(toolbox.get('deep_tool')).toBeUndefined();
     expect(toolbox.registered().map((s) => s.name)).not.toContain('deep_tool');
+  });
+
+  it('MCP-CLEAN-6: list_tool_capabilities include_schemas shows the schema left out and why, and lists the rest', async () => {
+    const { app } = await agentApp([], { extraTools: [echoTool, unconvertible] });
+    const listing = (await invokeTool(
+      app,
+      'list_tool_capabilities',
+      { include_schemas: true },
+      { surface: 'cli' },
+    )) as { tools: { name: string; input_schema: unknown; input_schema_error?: string }[] };
+    const byName = new Map(listing.tools.map((t) => [t.name, t]));
+    expect(byName.get('deep_tool')).toMatchObject({
+      input_schema: null,
+      input_schema_error: expect.stringMatching(/^left out: it cannot be converted to JSON Schema \(.+\)$/),
+    });
+    expect(byName.get('echo')).toMatchObject({ input_schema: { type: 'object' } });
+    expect(byName.get('echo')).not.toHaveProperty('input_schema_error');
   });
 });

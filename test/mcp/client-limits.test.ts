@@ -9,13 +9,16 @@
  *   without escape sequences or bidi overrides, and cut to a few KB;
  * - a stdio message over the SDK's 10 MiB limit is named as such, at start and during a call;
  * - a tool's answer (text, resource, structured content) reaches callers and the model without
- *   escape sequences, C1 controls or bidi overrides, and uncut; an image's base64 data as sent.
+ *   escape sequences, C1 controls or bidi overrides, and uncut; an image's base64 data as sent;
+ * - `list_tool_capabilities include_schemas` never holds a server's too deep or too large schema
+ *   (such a tool is not registered) and does not fail over it.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { App } from '../../src/app';
+import { MAX_SCHEMA_BYTES } from '../../src/mcp-client/remote-tools';
 import { invokeTool } from '../../src/tools/core/call-tool';
 import { makeTestApp } from '../helpers/make-test-app';
 import { viaCli } from '../helpers/surfaces';
@@ -139,5 +142,27 @@ describe('MCP client: limits on what a server sends', () => {
     expect(JSON.stringify(output)).not.toMatch(/\\u001b|\\r|[\u0080-\u009f\u202e]/);
     const modelText = app.tools.get('mcp_hostile_hostile')!.toModelOutput!(output);
     expect(modelText).toBe(`${CLEANED}\n[resource file:///x]\n${CLEANED}\n[image image/png, 9 bytes]`);
+  });
+
+  it('MCP-CLEAN-5: list_tool_capabilities include_schemas holds no schema over the bounds a hostile server sends', async () => {
+    const app = await connectedApp({
+      big: stdio({ FAKE_MCP_BIG_SCHEMA: String(1 << 20) }),
+      deep: { command: process.execPath, args: [DEEP_FIXTURE] },
+    });
+    const listing = (await invokeTool(
+      app,
+      'list_tool_capabilities',
+      { include_schemas: true },
+      { surface: 'cli' },
+    )) as { tools: { name: string; input_schema: unknown }[] };
+    const remote = listing.tools.filter((t) => t.name.startsWith('mcp_'));
+    expect(remote.map((t) => t.name)).toContain('mcp_deep_echo');
+    expect(remote.map((t) => t.name)).toContain('mcp_big_echo');
+    expect(remote.map((t) => t.name)).not.toContain('mcp_deep_deep');
+    expect(remote.map((t) => t.name)).not.toContain('mcp_big_big_schema');
+    for (const tool of remote) {
+      expect(tool.input_schema).toMatchObject({ type: 'object' });
+      expect(JSON.stringify(tool.input_schema).length).toBeLessThan(MAX_SCHEMA_BYTES);
+    }
   });
 });
