@@ -35,29 +35,41 @@ export function peerError(text: string, max = MAX_ERROR_CHARS): string {
   return `${capText(safe, max)} [cut: ${text.length} characters in all]`;
 }
 
+/** Which strings of a JSON value `peerJson` makes safe (every string and key by default). */
+export interface PeerJsonScope {
+  /** Strings under these keys stay as sent (base64 `data` and `blob`: nothing a terminal acts on). */
+  keep?: ReadonlySet<string>;
+  /**
+   * Only strings under these keys are made safe, and keys stay as sent (a schema's `description`
+   * and `title`: its property names and enum values are what the server takes).
+   */
+  only?: ReadonlySet<string>;
+}
+
 /**
- * A JSON value a server sends (a tool result's content, its structured content) with every string
- * and object key made safe (`safeTerminalText`: line breaks and tabs kept) and nothing cut: a
- * result has its own size limits. The string under a key `keep` names stays as it is (base64
- * `data` and `blob`: nothing a terminal acts on). Copied without recursion: the depth is the
+ * A JSON value a server sends (a tool result's content, its structured content, an input schema)
+ * with its strings and object keys made safe (`safeTerminalText`: line breaks and tabs kept) and
+ * nothing cut: a result has its own size limits. Copied without recursion: the depth is the
  * server's to choose.
  */
-export function peerJson<T>(value: T, keep: ReadonlySet<string> = NO_KEYS): T {
+export function peerJson<T>(value: T, scope: PeerJsonScope = {}): T {
   if (typeof value === 'string') return safeTerminalText(value) as T;
   if (typeof value !== 'object' || value === null) return value;
+  const { keep, only } = scope;
+  const cleans = (key: string) => (only ? only.has(key) : !keep?.has(key));
   const root = emptyLike(value);
   const pending: [object, Record<string, unknown>][] = [[value, root]];
   for (let next = pending.pop(); next; next = pending.pop()) {
     const [source, target] = next;
     for (const [key, child] of Object.entries(source)) {
       let copy: unknown = child;
-      if (typeof child === 'string' && !keep.has(key)) copy = safeTerminalText(child);
+      if (typeof child === 'string' && cleans(key)) copy = safeTerminalText(child);
       else if (typeof child === 'object' && child !== null) {
         copy = emptyLike(child);
         pending.push([child, copy as Record<string, unknown>]);
       }
       // Defined, not assigned: a key "__proto__" from JSON stays a plain key.
-      Object.defineProperty(target, Array.isArray(target) ? key : safeTerminalText(key), {
+      Object.defineProperty(target, Array.isArray(target) || only ? key : safeTerminalText(key), {
         value: copy,
         enumerable: true,
         writable: true,
@@ -67,8 +79,6 @@ export function peerJson<T>(value: T, keep: ReadonlySet<string> = NO_KEYS): T {
   }
   return root as T;
 }
-
-const NO_KEYS: ReadonlySet<string> = new Set();
 
 const emptyLike = (value: object): Record<string, unknown> =>
   (Array.isArray(value) ? [] : {}) as Record<string, unknown>;

@@ -272,6 +272,11 @@ describe('peerJson', () => {
     expect(Object.getOwnPropertyDescriptor(safe, '__proto__')?.value).toEqual({ polluted: 'yes' });
     expect(Object.getOwnPropertyDescriptor(parsed, '__proto__')?.value.polluted).toBe('\x1b[2Jyes');
     expect(peerJson([1, null, true, 'a\x07'])).toEqual([1, null, true, 'a']);
+    const only = peerJson(
+      { 'k\x07': { description: 'd\x07', enum: ['e\x07'] } },
+      { only: new Set(['description']) },
+    );
+    expect(only).toEqual({ 'k\x07': { description: 'd', enum: ['e\x07'] } });
   });
 });
 

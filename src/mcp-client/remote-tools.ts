@@ -43,6 +43,8 @@ export const remoteFamily = (serverId: string) => `mcp:${serverId}`;
 export const isRemoteTool = (tool: { family: string }) => tool.family.startsWith('mcp:');
 /** Keys of a result's content whose strings are base64 (left as sent: nothing to clean). */
 const BASE64_KEYS: ReadonlySet<string> = new Set(['data', 'blob']);
+/** Keys of an input schema whose strings are text to read (made safe); the rest is the contract. */
+const SCHEMA_TEXT_KEYS: ReadonlySet<string> = new Set(['description', 'title']);
 /** Providers cap tool names at 64 characters of `[A-Za-z0-9_-]`. */
 const MAX_NAME = 64;
 /**
@@ -197,7 +199,8 @@ function schemaBound(schema: Record<string, unknown>): string | undefined {
  * the remote JSON Schema as metadata so `z.toJSONSchema` (what models and clients see) returns it.
  */
 export function remoteInputSchema(schema: Record<string, unknown>): z.ZodType {
-  const { $schema: _schema, $id: _id, id: _legacyId, ...rest } = schema;
+  // Its descriptions and titles reach the model and listings (`svc tools --include-schemas`).
+  const { $schema: _schema, $id: _id, id: _legacyId, ...rest } = peerJson(schema, { only: SCHEMA_TEXT_KEYS });
   return z.looseObject({}).meta(rest);
 }
 
@@ -262,7 +265,7 @@ export function remoteToolDefinition(
       return {
         mcp_server: serverId,
         mcp_tool: shownName,
-        content: peerJson(result.content ?? [], BASE64_KEYS),
+        content: peerJson(result.content ?? [], { keep: BASE64_KEYS }),
         ...(result.structuredContent ? { structured_content: peerJson(result.structuredContent) } : {}),
       };
     },

@@ -165,4 +165,21 @@ describe('MCP client: limits on what a server sends', () => {
       expect(JSON.stringify(tool.input_schema).length).toBeLessThan(MAX_SCHEMA_BYTES);
     }
   });
+
+  it("MCP-CLEAN-7: a server's schema descriptions and titles are made safe; its enum values stay as sent", async () => {
+    const app = await connectedApp({ hostile: stdio({ FAKE_MCP_HOSTILE: '1' }) });
+    const listing = (await invokeTool(
+      app,
+      'list_tool_capabilities',
+      { include_schemas: true },
+      { surface: 'cli' },
+    )) as { tools: { name: string; input_schema: { properties: Record<string, unknown> } }[] };
+    const hostile = listing.tools.find((t) => t.name === 'mcp_hostile_hostile')!;
+    expect(hostile.input_schema.properties.text).toEqual({
+      type: 'string',
+      title: 'Thidden',
+      description: 'the text<U+202E>',
+      enum: ['a\x1b[1m', 'b'],
+    });
+  });
 });
