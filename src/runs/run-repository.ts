@@ -36,9 +36,12 @@ export interface RunRowPatch {
 
 export interface RunWrites {
   insertRun(row: RunRowInsert): void;
-  /** Running → interrupted; returns false when the run was no longer running. */
+  /**
+   * Running → interrupted, its workspace leases released with it (its process is gone); returns
+   * false when the run was no longer running.
+   */
   interruptIfRunning(id: string, reason: string, now: number): boolean;
-  /** Marks a run interrupted whatever its status. */
+  /** Marks a run interrupted whatever its status (a run of a process that is gone), as above. */
   interrupt(id: string, reason: string, now: number): void;
   /** Queued → running, owned by this process. */
   markRunning(id: string, now: number, owner: { pid: number; host: string; runner: string }): void;
@@ -217,20 +220,7 @@ export function createRunWrites(
       inserted()?.set(row.id, answer);
       return answer;
     },
-    interruptIfRunning(id, reason, now) {
-      forget(id);
-      return (
-        prepare(
-          "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running'",
-        ).run(reason, now, now, id).changes > 0
-      );
-    },
-    interrupt(id, reason, now) {
-      forget(id);
-      prepare(
-        "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ?",
-      ).run(reason, now, now, id);
-    },
+    ...interruptions(prepare, transaction, forget),
     markRunning(id, now, owner) {
       forget(id);
       prepare(MARK_RUNNING).run(now, now, owner.pid, owner.host, owner.runner, id);
@@ -301,6 +291,48 @@ export function createRunWrites(
            VALUES (?, ?, ?, ?, ?, ?)`,
       ).run(event.run_id, event.session_id, seq, event.type, event.payload, event.created_at);
       return { id: Number(lastInsertRowid), seq };
+    },
+  };
+}
+
+/**
+ * The interruptions: of a run whose process is gone. Nothing renews or releases the workspace
+ * leases it held (as `run:<id>`, run_id the run), and every writer would wait for their expiry:
+ * they go in the interruption's transaction, as in PostgreSQL's (./pg-run-write-repository.ts).
+ * Only PostgreSQL's runs take the lease today (src/app/work.ts): here no row is found unless a
+ * SQLite run comes to hold one.
+ */
+function interruptions(
+  prepare: (text: string) => Statement,
+  transaction: (fn: () => void) => void,
+  forget: (id: string) => void,
+): Pick<RunWrites, 'interruptIfRunning' | 'interrupt'> {
+  const releaseLeases = (id: string) => prepare('DELETE FROM workspace_leases WHERE run_id = ?').run(id);
+  // Inside an open transaction (a claim's, which interrupts the dead runs in its way) that one
+  // holds both statements: no savepoint of its own.
+  const atomically = (fn: () => void) =>
+    prepare(INSERT_RUN).database.inTransaction ? fn() : transaction(fn);
+  return {
+    interruptIfRunning(id, reason, now) {
+      forget(id);
+      let interrupted = false;
+      atomically(() => {
+        interrupted =
+          prepare(
+            "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running'",
+          ).run(reason, now, now, id).changes > 0;
+        if (interrupted) releaseLeases(id);
+      });
+      return interrupted;
+    },
+    interrupt(id, reason, now) {
+      forget(id);
+      atomically(() => {
+        prepare(
+          "UPDATE agent_runs SET status = 'interrupted', reason = ?, finished_at = ?, updated_at = ? WHERE id = ?",
+        ).run(reason, now, now, id);
+        releaseLeases(id);
+      });
     },
   };
 }
