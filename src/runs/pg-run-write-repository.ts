@@ -227,8 +227,13 @@ export function createPostgresRunWrites(deps: { sql: SqlClient }): PostgresRunWr
       return (row?.n ?? 0) > 0;
     },
     async interrupt(id, reason, now) {
+      // A claim's, of a dead process's run in its way: its leases go with it, as above.
       await sql.run(
-        "UPDATE agent_runs SET status = 'interrupted', reason = $1, finished_at = $2, updated_at = $2 WHERE id = $3",
+        `WITH interrupted AS (
+           UPDATE agent_runs SET status = 'interrupted', reason = $1, finished_at = $2, updated_at = $2
+            WHERE id = $3 RETURNING id
+         )
+         DELETE FROM workspace_leases WHERE run_id IN (SELECT id FROM interrupted)`,
         [reason, now, id],
       );
     },

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { runStartedPayload } from '../../src/runs/run-started';
 import type { SqlClient } from '../../src/store/postgres/client';
+import { createPostgresLeaseRepository } from '../../src/workspace/pg-lease-repository';
 import { postgresForFile, recordingClient } from '../helpers/postgres';
 import { svcFailure } from '../helpers/svc-failure';
 import { runInput as input, ledgerNodes } from './ledger-nodes';
@@ -186,6 +187,30 @@ describe.skipIf(!pg.available)('a claim with its run.started event, in one state
       );
       expect(tries.filter((r) => r.status === 'fulfilled' && r.value.ok)).toHaveLength(1);
       expect(await a.events(contested.id, { types: ['run.started'] })).toHaveLength(1);
+    } finally {
+      await nodes.close();
+    }
+  });
+});
+
+describe.skipIf(!pg.available)('a claim that interrupts a dead run in its way', () => {
+  it('SQLITE-LEASE-3 (PostgreSQL) the dead run interrupted by a claim releases its workspace lease, as recovery does', async () => {
+    const nodes = await ledgerNodes(pg.cluster(), 60_000);
+    try {
+      await nodes.sessions('s-one');
+      const a = nodes.open('rnr_a', 'host-a', 3_600_000);
+      const leases = createPostgresLeaseRepository({ sql: nodes.sql });
+      const first = await a.create(input('s-one'));
+      expect((await a.claim(first.id)).ok).toBe(true);
+      const now = Date.now();
+      const claim = { workspace: '/ws', holder: `run:${first.id}`, runId: first.id, node: 'n', now };
+      expect((await leases.tryAcquire({ ...claim, ttlMs: 3_600_000 })).acquired).toBe(true);
+      // Its process is gone (a run of this machine whose pid is unknown).
+      await nodes.sql.run("UPDATE agent_runs SET runner = 'rnr_gone', pid = NULL WHERE id = $1", [first.id]);
+      const second = await a.create(input('s-one'));
+      expect(await a.claim(second.id)).toMatchObject({ ok: true, run: { id: second.id } });
+      expect((await a.get(first.id))?.status).toBe('interrupted');
+      expect(await leases.get('/ws')).toBeUndefined();
     } finally {
       await nodes.close();
     }
