@@ -10,8 +10,11 @@ import { maskUrlSecrets } from '../redact';
 import { isLoopbackUrl } from '../util/loopback';
 import { isTable } from './config-tree';
 
-/** `options.search.memory_limit_mb`'s default (schema/options.ts): above it is a loosening. */
-const RG_MEMORY_DEFAULT_MB = 2048;
+/**
+ * The default of `options.search.memory_limit_mb` and `options.git.memory_limit_mb`
+ * (schema/options.ts): above it is a loosening.
+ */
+const CHILD_MEMORY_DEFAULT_MB = 2048;
 
 export type RiskyKind = 'command' | 'permission' | 'endpoint';
 
@@ -147,11 +150,13 @@ function permissionKeys(tree: Tree, add: Add) {
   if (sandbox.network === 'host') add(['options', 'sandbox', 'network'], 'permission');
   for (const k of ['allow_write', 'writable_paths', 'allow_read'])
     if (nonEmpty(sandbox[k])) add(['options', 'sandbox', k], 'permission');
-  // ripgrep's memory limit lifted (0) or raised past the default: a repository's huge ignore file
-  // could then take the machine's memory again.
-  const rgLimit = table(options.search).memory_limit_mb;
-  if (typeof rgLimit === 'number' && (rgLimit === 0 || rgLimit > RG_MEMORY_DEFAULT_MB))
-    add(['options', 'search', 'memory_limit_mb'], 'permission');
+  // ripgrep's or git's memory limit lifted (0) or raised past the default: a repository's huge
+  // ignore file, pack or diff could then take the machine's memory again.
+  for (const helper of ['search', 'git']) {
+    const limit = table(options[helper]).memory_limit_mb;
+    if (typeof limit === 'number' && (limit === 0 || limit > CHILD_MEMORY_DEFAULT_MB))
+      add(['options', helper, 'memory_limit_mb'], 'permission');
+  }
   const policy = table(options.openai_compat).tool_policy;
   if (policy === 'all' || policy === 'allowed_tools')
     add(['options', 'openai_compat', 'tool_policy'], 'permission');

@@ -271,6 +271,20 @@ describe('the gate in config loading', () => {
     expect(loadConfig({ workspace: ws, env, overrides }).config.mcp.evil?.command).toBe('sh');
   });
 
+  it("GIT-LIMIT-4 an untrusted workspace cannot lift or raise git's memory limit; it may lower it", () => {
+    const overrides = ['security.workspace_trust=require'];
+    for (const value of [0, 4096]) {
+      const ws = tmpWorkspace({ files: { 'svc.toml': `[options.git]\nmemory_limit_mb = ${value}\n` } });
+      const loaded = loadConfig({ workspace: ws, env: isolatedEnv(ws), overrides });
+      expect(loaded.config.options.git.memory_limit_mb, String(value)).toBe(2048);
+      expect(loaded.warnings).toEqual([expect.stringContaining('ignored options.git.memory_limit_mb')]);
+    }
+    const ws = tmpWorkspace({ files: { 'svc.toml': '[options.git]\nmemory_limit_mb = 512\n' } });
+    const lowered = loadConfig({ workspace: ws, env: isolatedEnv(ws), overrides });
+    expect(lowered.config.options.git.memory_limit_mb).toBe(512);
+    expect(lowered.warnings).toEqual([]);
+  });
+
   it('a user-config mode of the same name still applies; a workspace cannot set the mode', () => {
     const ws = tmpWorkspace({ files: { 'svc.toml': `[security]\nworkspace_trust = "off"\n${risky}` } });
     const env = isolatedEnv(ws);

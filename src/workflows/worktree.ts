@@ -97,13 +97,18 @@ export interface WorktreeDeps extends DepthDeps {
   readonly agent: Pick<AgentService, 'runChild'>;
 }
 
+/** The heavy git commands' memory limit as configured (src/workspace/git.ts). */
+const gitLimits = (config: Config) => ({
+  memoryLimitBytes: () => config.options.git.memory_limit_mb * 1024 * 1024,
+});
+
 export async function spawnWorktreeOverride(
   deps: WorktreeDeps,
   workflows: Pick<WorkflowService, 'worktrees' | 'worktreeWorkspace'>,
   caller: Caller,
   input: WorktreeInput,
 ): Promise<WorktreeResult> {
-  const git = createGitRunner(deps.workspace, deps.env);
+  const git = createGitRunner(deps.workspace, deps.env, gitLimits(deps.config));
   const top = await git.run(['rev-parse', '--show-toplevel'], { allowFail: true });
   if (top.code !== 0) {
     throw new SvcError(
@@ -137,7 +142,7 @@ export async function spawnWorktreeOverride(
   const branch = `svc/worktree/${slug}`;
   const path = join(deps.dataDir, 'worktrees', slug);
   makeDirs(join(deps.dataDir, 'worktrees'));
-  const repo = createGitRunner(repoRoot, deps.env);
+  const repo = createGitRunner(repoRoot, deps.env, gitLimits(deps.config));
   await repo.run(['worktree', 'add', '--quiet', '-b', branch, path, baseCommit]);
   const workspaceRoot = join(path, relative(repoRoot, deps.workspace));
   makeDirs(workspaceRoot);
@@ -194,7 +199,7 @@ export async function spawnWorktreeOverride(
   }
 
   // Whatever happened, keep the work: commit it on the branch, then clean up.
-  const tree = createGitRunner(path, deps.env);
+  const tree = createGitRunner(path, deps.env, gitLimits(deps.config));
   let head: string | null = null;
   let files: string[] = [];
   let stat = '';

@@ -1,9 +1,10 @@
 /**
  * How svc starts a helper that runs outside the sandbox (ripgrep, git) on Linux: through
  * util-linux's `setpriv --pdeathsig KILL`, so it dies with svc even when svc is SIGKILLed (Node
- * has no die-with-parent, and an `exit` handler never runs then), and, for ripgrep, through
- * `prlimit --data=N`, so what the workspace holds cannot make it take the machine's memory (a
- * sparse 1 GB `.gitignore` took ripgrep past 22 GB; found by probing). The death signal is
+ * has no die-with-parent, and an `exit` handler never runs then), and through `prlimit --data=N`,
+ * so what the workspace holds cannot make it take the machine's memory (a sparse 1 GB
+ * `.gitignore` took ripgrep past 22 GB; found by probing). git goes through them for its heavy
+ * commands only (./git.ts, HEAVY_GIT). The death signal is
  * set by setpriv on itself and kept across the execs of prlimit and the helper (neither is
  * set-user-ID); the parent it watches is the thread that forked it, Node's main thread (libuv
  * spawns there), which lives as long as svc. The same pid runs setpriv, prlimit and the helper,

@@ -9,6 +9,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, rmSync, writeF
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { SvcError } from '../errors';
+import { WRAPPER_EXEC_FAILED, wrapped } from './child-limits';
 import { watchFifoWait } from './fifo-wait';
 import { guardEnv, guardedArgs, UnguardableGitConfig } from './git-guard';
 
@@ -31,7 +32,47 @@ export interface GitRunnerOptions {
   timeoutMs?: number;
   /** How often a running git is looked at for a wait on a FIFO (fifo-wait.ts); 0: never. */
   fifoCheckMs?: number;
+  /**
+   * The most memory (data) a heavy git command may take, in bytes, on Linux (options.git.
+   * memory_limit_mb; GIT_MEMORY_LIMIT_BYTES unless given; 0: no limit). Read at each call.
+   */
+  memoryLimitBytes?: () => number;
 }
+
+/** options.git.memory_limit_mb's default, in bytes. */
+export const GIT_MEMORY_LIMIT_BYTES = 2 * 1024 * 1024 * 1024;
+
+/**
+ * The commands that read or write the workspace's contents, whose work grows with what a
+ * repository holds (huge packs, pathological diffs): these run through child-limits.ts, dying
+ * with svc and under the memory limit. The others (rev-parse, for-each-ref, update-ref, status…)
+ * run plain: the wrapper's two execs cost 6–8 ms a call (a `git status` of a small repository
+ * took 13 ms plain, 19–23 ms wrapped; medians of 200), on every readout and checkpoint.
+ */
+const HEAVY_GIT = new Set([
+  'add',
+  'apply',
+  'blame',
+  'checkout',
+  'checkout-index',
+  'commit',
+  'commit-tree',
+  'diff',
+  'diff-files',
+  'diff-index',
+  'diff-tree',
+  'gc',
+  'log',
+  'merge',
+  'read-tree',
+  'repack',
+  'reset',
+  'restore',
+  'show',
+  'stash',
+  'worktree',
+  'write-tree',
+]);
 
 export interface RepoInfo {
   top: string;
@@ -71,10 +112,16 @@ export function createGitRunner(
         throw error;
       }
       let onFifo = false;
+      const heavy = HEAVY_GIT.has(gitVerb(args));
+      const limit = runnerOptions.memoryLimitBytes?.() ?? GIT_MEMORY_LIMIT_BYTES;
+      const command = heavy
+        ? await wrapped('git', argv, limit)
+        : { file: 'git', args: argv, memoryLimitBytes: 0 };
+      const viaWrapper = command.file !== 'git';
       return new Promise((resolve, reject) => {
         const child = execFile(
-          'git',
-          argv,
+          command.file,
+          command.args,
           // A git that never ends (a FIFO where it reads a file) is killed, not waited for.
           {
             cwd,
@@ -87,7 +134,10 @@ export function createGitRunner(
           (error, stdout, stderr) => {
             stopWatching();
             const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-            if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
+            // setpriv or prlimit could not exec git (their own message, not git's, on stderr).
+            const notExecuted =
+              viaWrapper && WRAPPER_EXEC_FAILED.has(code) && /^(setpriv|prlimit): /.test(stderr);
+            if (notExecuted || (error && (error as NodeJS.ErrnoException).code === 'ENOENT')) {
               reject(
                 new SvcError('unavailable', 'git is not installed or not on PATH; checkpoints need git'),
               );
@@ -108,6 +158,22 @@ export function createGitRunner(
                 new SvcError(
                   'timeout',
                   `git ${gitVerb(args)} did not finish within ${timeoutMs / 1000} s and was stopped; check the repository for a file git cannot read (a FIFO, such as a .gitignore in a subdirectory) or a very large tree`,
+                ),
+              );
+              return;
+            }
+            // git's own words when an allocation fails (xmalloc's die, or the OS's ENOMEM).
+            if (
+              code !== 0 &&
+              command.memoryLimitBytes &&
+              /out of memory|cannot allocate memory/i.test(stderr)
+            ) {
+              const mib = Math.round(command.memoryLimitBytes / 1024 / 1024);
+              reject(
+                new SvcError(
+                  'conflict',
+                  `git ${gitVerb(args)} was stopped: it ran out of its ${mib} MiB memory limit (a very large pack, file or diff in the repository); to allow more, raise options.git.memory_limit_mb`,
+                  { details: { reason: 'memory', args, memory_limit_bytes: command.memoryLimitBytes } },
                 ),
               );
               return;

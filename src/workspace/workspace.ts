@@ -116,7 +116,9 @@ export function createWorkspace(deps: {
     },
   });
   const checkpoints = createCheckpoints({
-    git: createGitRunner(paths.root, deps.env),
+    git: createGitRunner(paths.root, deps.env, {
+      memoryLimitBytes: () => deps.config().options.git.memory_limit_mb * 1024 * 1024,
+    }),
     root: paths.root,
     dataDir: deps.dataDir,
     clock: deps.clock,

@@ -115,6 +115,18 @@ export const optionsSchema = lazy(() =>
           ),
       })
       .prefault({}),
+    git: z
+      .strictObject({
+        memory_limit_mb: z
+          .number()
+          .int()
+          .min(0)
+          .default(2048)
+          .describe(
+            'The most memory a heavy git command svc runs for the workspace (checkpoints: add, read-tree, write-tree, diff, checkout-index…) may take, in MiB, on Linux; 0: no limit. Such a git also dies with svc.',
+          ),
+      })
+      .prefault({}),
     workflows: workflowsOptions(),
   }),
 );
