@@ -12,7 +12,7 @@ import type { TransactionEnd } from '../read-scope';
 import { redactStoreUrl, type StoreTarget, storeTarget } from '../store-url';
 import { serverAnswered, storeError } from './errors';
 import { checkoutsOf, connectHeld } from './kept-connection';
-import { type Control, lazyTransaction } from './lazy-transaction';
+import { lazyTransaction } from './lazy-transaction';
 import { againIfStale, pooledBatches, type Submit } from './pool-batches';
 import { preparedNamesOf } from './prepared-names';
 import { statementClass, type TypeParsers } from './row-shapes';
