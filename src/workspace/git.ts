@@ -47,16 +47,16 @@ export const GIT_MEMORY_LIMIT_BYTES = 2 * 1024 * 1024 * 1024;
  * repository holds (huge packs, pathological diffs): these run through child-limits.ts, dying
  * with svc and under the memory limit. The others (rev-parse, for-each-ref, update-ref, status…)
  * run plain: the wrapper's two execs cost 6–8 ms a call (a `git status` of a small repository
- * took 13 ms plain, 19–23 ms wrapped; medians of 200), on every readout and checkpoint.
+ * took 13 ms plain, 19–23 ms wrapped; medians of 200), on every readout and checkpoint. So do a
+ * checkpoint's own (read-tree, add, write-tree, commit-tree; checkout-index restoring one): four
+ * a checkpoint, ≈ 28 ms more each wrapped; their memory follows the index and the
+ * files svc adds (git streams a big file), not a repository's history, and their timeout ends them.
  */
 const HEAVY_GIT = new Set([
-  'add',
   'apply',
   'blame',
   'checkout',
-  'checkout-index',
   'commit',
-  'commit-tree',
   'diff',
   'diff-files',
   'diff-index',
@@ -64,14 +64,12 @@ const HEAVY_GIT = new Set([
   'gc',
   'log',
   'merge',
-  'read-tree',
   'repack',
   'reset',
   'restore',
   'show',
   'stash',
   'worktree',
-  'write-tree',
 ]);
 
 export interface RepoInfo {

@@ -123,7 +123,7 @@ export const optionsSchema = lazy(() =>
           .min(0)
           .default(2048)
           .describe(
-            'The most memory a heavy git command svc runs for the workspace (checkpoints: add, read-tree, write-tree, diff, checkout-index…) may take, in MiB, on Linux; 0: no limit. Such a git also dies with svc.',
+            "The most memory a heavy git command svc runs for the workspace (diff, log, show, reset, gc…; not a checkpoint's own) may take, in MiB, on Linux; 0: no limit. Such a git also dies with svc.",
           ),
       })
       .prefault({}),
