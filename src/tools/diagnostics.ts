@@ -139,7 +139,7 @@ function renderLspStatus(r: LspStatusResult): string {
           ? `disabled (${s.note})`
           : `${s.state}: ${[s.command, ...(s.args ?? [])].join(' ')}${s.running ? ' (running)' : ''}${
               s.broken
-                ? ` (broken, not started again: ${s.broken})`
+                ? ` (broken, not started again before ${s.retry_at}: ${s.broken})`
                 : s.last_error
                   ? ` (last failure: ${s.last_error})`
                   : ''

@@ -14,26 +14,11 @@ import { cannotStart, type LspQuirks, quirksOf } from './lsp-quirks';
 
 export { LSP_TIMEOUTS } from './lsp-initialize';
 
+import { answer, type Diagnostic } from './lsp-diagnostic';
 import { offersTsserver, type RawDiagnostic, tsserverLists } from './lsp-tsserver';
 
-export interface Diagnostic {
-  /** 1-based. */
-  line: number;
-  column: number;
-  end_line: number;
-  end_column: number;
-  severity: 'error' | 'warning' | 'information' | 'hint';
-  message: string;
-  source?: string;
-  code?: string | number;
-}
+export type { Diagnostic } from './lsp-diagnostic';
 
-const SEVERITY: Record<number, Diagnostic['severity']> = {
-  1: 'error',
-  2: 'warning',
-  3: 'information',
-  4: 'hint',
-};
 const QUIET_MS = 300;
 
 /** How long a stopping server has to exit before it is killed (and then to die). */
@@ -64,7 +49,7 @@ export class LspClient {
   private readonly reopening = new Set<string>();
   private readonly frames = new LspFrames();
   /** Why svc stopped the server (it broke a limit): what its requests are answered with. */
-  private failure: SvcError | undefined;
+  private failedWith: SvcError | undefined;
   private capabilities: Record<string, unknown> = {};
   private exitedFlag = false;
   /** The server once failed to pass diagnostics requests on to tsserver: it is not asked again. */
@@ -149,6 +134,11 @@ export class LspClient {
     }
     client.notify('initialized', {});
     return client;
+  }
+
+  /** Why svc stopped the server (it broke a limit), if it did. */
+  get failure(): SvcError | undefined {
+    return this.failedWith;
   }
 
   /** The process has exited (crashed or stopped). */
@@ -429,7 +419,7 @@ export class LspClient {
   /** The server broke a limit (`why`): everything waiting on it gets that error, and it is killed. */
   private fail(why: string): void {
     const error = new SvcError('unavailable', `language server ${this.id} ${why}; svc stopped it`);
-    this.failure = error;
+    this.failedWith = error;
     for (const p of this.pending.values()) p.reject(error);
     this.pending.clear();
     for (const listener of this.listeners) listener('');
@@ -473,23 +463,4 @@ export class LspClient {
       else pending.resolve(message.result);
     }
   }
-}
-
-/** A diagnostics answer: `dropped` only when the server reported more than svc keeps. */
-function answer(kept: { diagnostics: RawDiagnostic[]; dropped: number }, complete: boolean) {
-  const diagnostics = kept.diagnostics.map(convert);
-  return kept.dropped ? { diagnostics, complete, dropped: kept.dropped } : { diagnostics, complete };
-}
-
-export function convert(d: RawDiagnostic): Diagnostic {
-  return {
-    line: d.range.start.line + 1,
-    column: d.range.start.character + 1,
-    end_line: d.range.end.line + 1,
-    end_column: d.range.end.character + 1,
-    severity: SEVERITY[d.severity ?? 1] ?? 'error',
-    message: d.message,
-    ...(d.source ? { source: d.source } : {}),
-    ...(d.code !== undefined ? { code: d.code } : {}),
-  };
 }

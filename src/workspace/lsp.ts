@@ -2,8 +2,9 @@
  * Language servers for diagnostics and semantic edits. The servers are the `[lsp.<id>]` entries
  * and the built-ins of the languages the workspace uses (lsp-catalog.ts). Each starts on first use
  * (one process per server for the whole app, so every session shares it), is started again when
- * it crashed or its start failed (up to MAX_RESTARTS times: then it is broken, calls fail at once
- * and `status()` says why), and is stopped after `options.lsp.idle_minutes` without use. A caller
+ * it crashed, stopped answering or its start failed (lsp-starts.ts: past MAX_RESTARTS in a row it
+ * backs off, calls fail at once saying until when and `status()` says why), and is stopped after
+ * `options.lsp.idle_minutes` without use. A caller
  * waits for a start no longer than its own wait (a server that never answered `initialize` held
  * every edit 30 s per file, on every edit); the start goes on in the background meanwhile. Diagnostics are pulled with `textDocument/diagnostic` when the server offers it, else the
  * `publishDiagnostics` it pushes (waiting a short quiet period). Servers stop with the app.
@@ -24,6 +25,7 @@ import {
 } from './lsp-catalog';
 import { type Diagnostic, LspClient } from './lsp-client';
 import { cannotStart, quirksOf } from './lsp-quirks';
+import { createStarts, waitFor } from './lsp-starts';
 import type { ResolvedPath } from './paths';
 
 export type { Diagnostic } from './lsp-client';
@@ -47,8 +49,10 @@ export interface LspRuntimeStatus extends LspServerStatus {
   restarts: number;
   /** Why the last start or run failed. */
   last_error?: string;
-  /** Set once svc gave up on the server (no start until svc restarts): why. */
+  /** Set while the server backs off after too many failures in a row (no start until `retry_at`): why. */
   broken?: string;
+  /** While it backs off: when a use may start it again (ISO 8601). */
+  retry_at?: string;
 }
 
 export interface LanguageServers {
@@ -82,8 +86,6 @@ export interface LanguageServers {
   close(): Promise<void>;
 }
 
-/** A server that crashed this many times is not started again until the app restarts. */
-const MAX_RESTARTS = 3;
 const LANGUAGE_IDS: Record<string, string> = {
   ts: 'typescript',
   tsx: 'typescriptreact',
@@ -125,13 +127,19 @@ export interface LanguageServerDeps {
    * typescript): config/trust.ts `workspaceProgramsTrust`. Absent: they may not (svc's own run).
    */
   programTrust?: () => ProgramTrust;
+  /** The clock of the restart back-off (Date.now when absent). */
+  now?: () => number;
 }
 
 export function createLanguageServers(deps: LanguageServerDeps): LanguageServers {
   const clients = new Map<string, Promise<LspClient>>();
   /** Aborted when the app closes: starts still waiting for `initialize` are killed. */
   const closing = new AbortController();
-  const starts = createStarts(deps, clients, closing.signal);
+  const starts = createStarts({
+    clients,
+    start: (server) => startServer(server, deps, closing.signal),
+    now: deps.now,
+  });
   const idleTimers = new Map<string, NodeJS.Timeout>();
   let cached: { config: Config; resolved: ReturnType<typeof resolveLanguageServers> } | undefined;
 
@@ -195,7 +203,7 @@ export function createLanguageServers(deps: LanguageServerDeps): LanguageServers
     available: () => resolved().servers.length > 0,
     status() {
       return resolved().statuses.map((s) => {
-        return { ...s, running: clients.has(s.id), ...starts.status(s.id) };
+        return { ...s, ...starts.status(s.id) };
       });
     },
     async diagnostics(target, text, options) {
@@ -251,94 +259,6 @@ export function createLanguageServers(deps: LanguageServerDeps): LanguageServers
       await Promise.all(all.map(async (c) => (await c.catch(() => undefined))?.stop()));
     },
   };
-}
-
-/**
- * Starting servers: one start per server at a time, shared by its callers. A crash or a failed
- * start is counted; past MAX_RESTARTS the server is broken: not started again, calls fail at once.
- */
-function createStarts(
-  deps: Parameters<typeof createLanguageServers>[0],
-  clients: Map<string, Promise<LspClient>>,
-  closing: AbortSignal,
-) {
-  const restarts = new Map<string, number>();
-  const lastError = new Map<string, string>();
-  const broken = new Map<string, string>();
-  const failed = (id: string, why: string) => {
-    const count = (restarts.get(id) ?? 0) + 1;
-    restarts.set(id, count);
-    lastError.set(id, why);
-    if (count > MAX_RESTARTS)
-      broken.set(id, `it crashed or failed to start ${count} times (last: ${why.slice(0, 300)})`);
-  };
-  const client = async (server: ResolvedServer): Promise<LspClient> => {
-    const { id } = server;
-    let pending = clients.get(id);
-    const current = pending ? await pending.catch(() => undefined) : undefined;
-    if (current?.exited) {
-      // It crashed since the last use: start it again, a bounded number of times.
-      clients.delete(id);
-      pending = undefined;
-    }
-    if (!pending) {
-      const why = broken.get(id);
-      if (why) {
-        throw new SvcError(
-          'unavailable',
-          `language server ${id} is not started again: ${why}; fix it (svc config show-lsp) and restart svc`,
-        );
-      }
-      const starting = startServer(server, deps, closing);
-      pending = starting;
-      starting.then(
-        (started) => {
-          started.onExit = () => {
-            if (clients.get(id) === starting && !started.stopping) failed(id, 'it exited');
-          };
-        },
-        (error: unknown) => {
-          if (clients.get(id) === starting) clients.delete(id);
-          failed(id, error instanceof Error ? error.message : String(error));
-        },
-      );
-      clients.set(id, starting);
-    }
-    return pending;
-  };
-  const status = (id: string) => {
-    const last = lastError.get(id);
-    const why = broken.get(id);
-    return {
-      restarts: restarts.get(id) ?? 0,
-      ...(last ? { last_error: last } : {}),
-      ...(why ? { broken: why } : {}),
-    };
-  };
-  return { client, status };
-}
-
-/** A start the caller waits for at most `ms` (undefined: the whole start); it goes on meanwhile. */
-async function waitFor(id: string, start: Promise<LspClient>, ms: number | undefined): Promise<LspClient> {
-  if (ms === undefined) return start;
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new SvcError(
-            'timeout',
-            `language server ${id} is still starting (no answer to initialize within the ${Math.round(ms / 100) / 10} s wait); later calls use it once it is up`,
-          ),
-        ),
-      ms,
-    );
-  });
-  try {
-    return await Promise.race([start, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Whether `command` names a program that can run: a path (from `root`) or a name on PATH. */

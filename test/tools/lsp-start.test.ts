@@ -6,8 +6,8 @@
  * - an edit waits for the start no longer than its wait, one wait for all the files it touched,
  *   and one start serves them all;
  * - a start that fails (no answer within the start time) counts toward the restart limit: after
- *   it the server is broken, calls fail at once with why, lsp_status shows it, and no hung server
- *   process is left;
+ *   it the server is broken (backing off: lsp-starts.ts), calls fail at once with why and until
+ *   when, lsp_status shows it, and no hung server process is left;
  * - closing the app kills a start still waiting.
  */
 import { execFileSync } from 'node:child_process';
@@ -18,11 +18,16 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LSP_TIMEOUTS } from '../../src/workspace/lsp-client';
+import { LSP_BACKOFF } from '../../src/workspace/lsp-starts';
 import { toolHarness } from './harness';
 
 const FAKE = resolve(import.meta.dirname, '../fixtures/coding-tools/fake-lsp.mjs');
 const defaults = { ...LSP_TIMEOUTS };
-afterEach(() => Object.assign(LSP_TIMEOUTS, defaults));
+const backoff = { ...LSP_BACKOFF };
+afterEach(() => {
+  Object.assign(LSP_TIMEOUTS, defaults);
+  Object.assign(LSP_BACKOFF, backoff);
+});
 
 /** A hanging server whose every message is logged, with a tag to find its processes by. */
 function hanging() {
@@ -101,6 +106,8 @@ describe('a language server that never starts', () => {
     timeout: 60_000,
   }, async () => {
     LSP_TIMEOUTS.startMs = 1000;
+    // The back-off outlasts the test (not a race with its calls).
+    Object.assign(LSP_BACKOFF, { firstMs: 3_600_000, maxMs: 3_600_000 });
     const server = hanging();
     const h = await toolHarness({ files: { 'a.ts': 'x\n' }, config: server.config });
     try {
@@ -115,8 +122,8 @@ describe('a language server that never starts', () => {
         Array(4).fill('language server fake did not answer initialize within 1000 ms'),
       );
       for (const message of messages.slice(4))
-        expect(message).toBe(
-          'language server fake is not started again: it crashed or failed to start 4 times (last: language server fake did not answer initialize within 1000 ms); fix it (svc config show-lsp) and restart svc',
+        expect(message).toMatch(
+          /^language server fake is not started again before \S+ \(in 3600 s\): it crashed or failed to start 4 times \(last: language server fake did not answer initialize within 1000 ms\); it runs ".*" \(\[lsp\.fake\] command and args in svc\.toml\): fix that \(svc config show-lsp\): a call after that time, or once its entry changed, starts it again$/,
         );
       // svc counted four starts (the log may miss one killed before it read anything).
       expect(server.starts()).toBeLessThanOrEqual(4);
@@ -126,9 +133,12 @@ describe('a language server that never starts', () => {
         restarts: 4,
         last_error: 'language server fake did not answer initialize within 1000 ms',
         broken: expect.stringContaining('failed to start 4 times'),
+        retry_at: expect.stringMatching(/^\d{4}-/),
       });
       const cli = h.app.tools.require('lsp_status').surfaces?.cli as unknown as { text(r: unknown): string };
-      expect(cli.text(status)).toContain('(broken, not started again: it crashed or failed to start 4 times');
+      expect(cli.text(status)).toMatch(
+        /\(broken, not started again before \S+: it crashed or failed to start 4 times/,
+      );
       // An edit does not wait for it either.
       await h.call('view', { path: 'a.ts' });
       const edited = await h.call('write', { path: 'a.ts', content: 'y\n' });
