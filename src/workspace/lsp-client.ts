@@ -48,8 +48,15 @@ export class LspClient {
    */
   private readonly reopening = new Set<string>();
   private readonly frames = new LspFrames();
-  /** Why svc stopped the server (it broke a limit): what its requests are answered with. */
+  /** Why svc stopped the server (it broke a limit, it stopped answering): what its requests get. */
   private failedWith: SvcError | undefined;
+  /**
+   * Requests the server has not answered yet, whether or not their caller still waits: each a
+   * timer (LSP_TIMEOUTS.stallMs) that finds the server hung. typescript-language-server whose
+   * tsserver ran out of memory stays up and answers nothing more; svc's calls each waited out
+   * their wait, for as long as svc ran.
+   */
+  private readonly unanswered = new Map<number, NodeJS.Timeout>();
   private capabilities: Record<string, unknown> = {};
   private exitedFlag = false;
   /** The server once failed to pass diagnostics requests on to tsserver: it is not asked again. */
@@ -69,6 +76,7 @@ export class LspClient {
     });
     child.on('exit', () => {
       this.exitedFlag = true;
+      this.forgetUnanswered();
       // What the server started and left in its group goes with it (tsserver's typings installer
       // runs npm with the user's HOME; it would go on writing after the run).
       this.signalGroup('SIGKILL');
@@ -136,7 +144,7 @@ export class LspClient {
     return client;
   }
 
-  /** Why svc stopped the server (it broke a limit), if it did. */
+  /** Why svc stopped the server (it broke a limit, it stopped answering), if it did. */
   get failure(): SvcError | undefined {
     return this.failedWith;
   }
@@ -316,6 +324,7 @@ export class LspClient {
     const settle = () => this.reopening.delete(uri);
     this.pending.set(id, { resolve: settle, reject: settle });
     this.send({ jsonrpc: '2.0', id, method: BARRIER_METHOD, params: null });
+    this.watch(id, BARRIER_METHOD);
     this.versions.delete(uri);
     this.sync(uri, languageId, text);
   }
@@ -371,6 +380,8 @@ export class LspClient {
       return Promise.reject(new SvcError('unavailable', `language server ${this.id} is not running`));
     const id = this.nextId++;
     this.send({ jsonrpc: '2.0', id, method, params });
+    // A start that gets no answer fails after its own time (LSP_TIMEOUTS.startMs), and is killed.
+    if (method !== 'initialize') this.watch(id, method);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
@@ -392,6 +403,21 @@ export class LspClient {
         },
       });
     });
+  }
+
+  /** A request sent: a server that has not answered it within LSP_TIMEOUTS.stallMs is stopped. */
+  private watch(id: number, method: string): void {
+    const ms = LSP_TIMEOUTS.stallMs;
+    const timer = setTimeout(() => {
+      if (this.unanswered.delete(id) && !this.exitedFlag)
+        this.fail(`stopped answering (no answer to ${method} within ${ms / 1000} s)`);
+    }, ms);
+    this.unanswered.set(id, timer.unref());
+  }
+
+  private forgetUnanswered(): void {
+    for (const timer of this.unanswered.values()) clearTimeout(timer);
+    this.unanswered.clear();
   }
 
   notify(method: string, params: unknown): void {
@@ -420,6 +446,7 @@ export class LspClient {
   private fail(why: string): void {
     const error = new SvcError('unavailable', `language server ${this.id} ${why}; svc stopped it`);
     this.failedWith = error;
+    this.forgetUnanswered();
     for (const p of this.pending.values()) p.reject(error);
     this.pending.clear();
     for (const listener of this.listeners) listener('');
@@ -455,6 +482,8 @@ export class LspClient {
       return;
     }
     if (message.id !== undefined) {
+      clearTimeout(this.unanswered.get(message.id));
+      this.unanswered.delete(message.id);
       const pending = this.pending.get(message.id);
       if (!pending) return;
       this.pending.delete(message.id);

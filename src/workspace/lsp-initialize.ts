@@ -7,10 +7,13 @@ import { pathToFileURL } from 'node:url';
 import type { LspServerConfig } from '../config/schema';
 
 /**
- * How long a server has to answer `initialize` before its start fails (mutable for tests only).
- * A caller waits for a start no longer than its own wait (lsp.ts); the start goes on meanwhile.
+ * `startMs`: how long a server has to answer `initialize` before its start fails. A caller waits
+ * for a start no longer than its own wait (lsp.ts); the start goes on meanwhile. `stallMs`: how
+ * long a running server has to answer any request (its caller may have stopped waiting) before it
+ * counts as hung: it is killed, and started again on the next use (lsp-client.ts `watch`).
+ * Mutable for tests only.
  */
-export const LSP_TIMEOUTS = { startMs: 30_000 };
+export const LSP_TIMEOUTS = { startMs: 30_000, stallMs: 120_000 };
 
 export function initializeParams(root: string, server: LspServerConfig, sandboxed: boolean) {
   return {

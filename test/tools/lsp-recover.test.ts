@@ -1,21 +1,31 @@
 /**
  * Found by probing: a language server that failed to start or crashed four times stayed broken
- * until svc restarted. With the fake server (`--exit-while`), pins:
+ * until svc restarted, and one that answered `initialize` and then nothing more (typescript-
+ * language-server whose tsserver ran out of memory) was never found hung: every call waited out its
+ * wait, for as long as svc ran. With the fake server (`--exit-while`, `--hang-after-init`), pins:
  * - a broken server is started again by a call once its back-off has passed (the back-off's
- *   length is set here, not waited: lsp-starts.test.ts pins it with a clock).
+ *   length is set here, not waited: lsp-starts.test.ts pins it with a clock);
+ * - a server that has not answered a request within LSP_TIMEOUTS.stallMs is killed (its process
+ *   group) and started again by the next call, its stop counted as a crash.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { LSP_TIMEOUTS } from '../../src/workspace/lsp-client';
 import { LSP_BACKOFF } from '../../src/workspace/lsp-starts';
 import { toolHarness } from './harness';
 
 const FAKE = resolve(import.meta.dirname, '../fixtures/coding-tools/fake-lsp.mjs');
+const timeouts = { ...LSP_TIMEOUTS };
 const backoff = { ...LSP_BACKOFF };
-afterEach(() => Object.assign(LSP_BACKOFF, backoff));
+afterEach(() => {
+  Object.assign(LSP_TIMEOUTS, timeouts);
+  Object.assign(LSP_BACKOFF, backoff);
+});
 
 /** The fake server with `flags`, its every message logged, tagged to find its processes by. */
 function fakeServer(flags: (dir: string) => string[]) {
@@ -87,6 +97,37 @@ describe('a language server that failed is started again', () => {
       const after = await h.call('lsp_status', {});
       expect(after.servers.find((s: { id: string }) => s.id === 'fake')).toMatchObject({ running: true });
       expect(after.servers.find((s: { id: string }) => s.id === 'fake').broken).toBeUndefined();
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('LSP-RECOVER-6: a server that stops answering is killed and started again by the next call, not left hanging', {
+    timeout: 60_000,
+  }, async () => {
+    LSP_TIMEOUTS.stallMs = 200;
+    const server = fakeServer(() => ['--hang-after-init']);
+    const h = await toolHarness({ files: { 'a.ts': 'ERROR\n' }, config: server.config });
+    try {
+      // The call waits 30 s; the server is found hung first, and the call says so.
+      expect(await diagnose(h)).toBe(
+        'language server fake stopped answering (no answer to textDocument/diagnostic within 0.2 s); svc stopped it',
+      );
+      for (let i = 0; i < 100 && server.running(); i++) await sleep(50);
+      expect(server.running()).toBe(false);
+      expect(await diagnose(h)).toMatch(/^language server fake stopped answering/);
+      expect(server.initializes()).toBe(2);
+      // Its kill is counted once svc has seen it exit (a moment under load).
+      const fake = async () =>
+        (await h.call('lsp_status', {})).servers.find((s: { id: string }) => s.id === 'fake');
+      for (let i = 0; i < 100 && (await fake()).restarts < 2; i++) await sleep(50);
+      expect(server.running()).toBe(false);
+      expect(await fake()).toMatchObject({
+        running: false,
+        restarts: 2,
+        last_error:
+          'language server fake stopped answering (no answer to textDocument/diagnostic within 0.2 s); svc stopped it',
+      });
     } finally {
       await h.app.close();
     }
