@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createPostgresLeaseRepository } from '../../src/workspace/pg-lease-repository';
 import { postgresForFile } from '../helpers/postgres';
+import { runLeases } from '../helpers/run-lease';
 import { runInput as input, ledgerNodes } from './ledger-nodes';
 
 const pg = postgresForFile();
@@ -43,15 +44,7 @@ describe.skipIf(!pg.available)('node heartbeats on PostgreSQL', () => {
       expect((await beating.claim(liveRun.id)).ok).toBe(true);
       // Each run holds a workspace lease, as a writing run does (src/agent/run-leases.ts).
       const leases = createPostgresLeaseRepository({ sql: nodes.sql });
-      const hold = (workspace: string, runId: string) =>
-        leases.tryAcquire({
-          workspace,
-          holder: `run:${runId}`,
-          runId,
-          node: 'n',
-          now: Date.now(),
-          ttlMs: hour,
-        });
+      const hold = runLeases(leases);
       expect((await hold('/ws/dead', deadRun.id)).acquired).toBe(true);
       expect((await hold('/ws/live', liveRun.id)).acquired).toBe(true);
       // Two live watchers on other machines, one with its clock an hour ahead: each looks on every

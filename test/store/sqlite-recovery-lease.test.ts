@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createLeaseRepository } from '../../src/workspace/lease-repository';
+import { runLeases } from '../helpers/run-lease';
 import { closedAfterEach, openTestLedger, RUN_INPUT } from '../helpers/sqlite-ledger';
 
 const { opened } = closedAfterEach();
@@ -17,15 +18,7 @@ describe('recovery of a dead process run on SQLite', () => {
     const { db, ledger } = openTestLedger(opened);
     db.prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, 1, 1)').run('ses_2');
     const leases = createLeaseRepository(() => db);
-    const hold = (workspace: string, runId: string) =>
-      leases.tryAcquire({
-        workspace,
-        holder: `run:${runId}`,
-        runId,
-        node: 'n',
-        now: Date.now(),
-        ttlMs: hour,
-      });
+    const hold = runLeases(leases);
     const dead = await ledger.create({ ...RUN_INPUT });
     expect((await ledger.claim(dead.id)).ok).toBe(true);
     const live = await ledger.create({ ...RUN_INPUT, session_id: 'ses_2', family_session_id: 'ses_2' });

@@ -1,25 +1,12 @@
-/**
- * Found by probing: a language server that failed to start or crashed four times stayed broken
- * until svc restarted, and one that answered `initialize` and then nothing more (typescript-
- * language-server whose tsserver ran out of memory) was never found hung: every call waited out its
- * wait, for as long as svc ran. With the fake server (`--exit-while`, `--hang-after-init`), pins:
- * - a broken server is started again by a call once its back-off has passed (the back-off's
- *   length is set here, not waited: lsp-starts.test.ts pins it with a clock);
- * - a server that has not answered a request within LSP_TIMEOUTS.stallMs is killed (its process
- *   group) and started again by the next call, its stop counted as a crash.
- */
-import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LSP_TIMEOUTS } from '../../src/workspace/lsp-client';
 import { LSP_BACKOFF } from '../../src/workspace/lsp-starts';
+import { fakeLspServer } from './fake-lsp-server';
 import { toolHarness } from './harness';
 
-const FAKE = resolve(import.meta.dirname, '../fixtures/coding-tools/fake-lsp.mjs');
 const timeouts = { ...LSP_TIMEOUTS };
 const backoff = { ...LSP_BACKOFF };
 afterEach(() => {
@@ -27,40 +14,8 @@ afterEach(() => {
   Object.assign(LSP_BACKOFF, backoff);
 });
 
-/** The fake server with `flags`, its every message logged, tagged to find its processes by. */
-function fakeServer(flags: (dir: string) => string[]) {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-lsp-recover-'));
-  const log = join(dir, 'methods.log');
-  const tag = `--tag=${randomUUID()}`;
-  const config = {
-    lsp: {
-      fake: {
-        command: process.execPath,
-        args: [FAKE, '--pull', ...flags(dir), `--log=${log}`, tag],
-        extensions: ['ts'],
-      },
-    },
-    // The server runs in the command sandbox: its directory is made writable there.
-    options: { lsp: { diagnostics_wait_seconds: 1 }, sandbox: { allow_write: [dir] } },
-  };
-  const initializes = () => {
-    try {
-      return readFileSync(log, 'utf8')
-        .split('\n')
-        .filter((m) => m === 'initialize').length;
-    } catch {
-      return 0;
-    }
-  };
-  const running = () => {
-    try {
-      return execFileSync('pgrep', ['-f', '--', tag], { encoding: 'utf8' }).trim() !== '';
-    } catch {
-      return false;
-    }
-  };
-  return { dir, config, initializes, running };
-}
+/** The fake server with `flags`, pulling diagnostics. */
+const fakeServer = (flags: (dir: string) => string[]) => fakeLspServer((dir) => ['--pull', ...flags(dir)]);
 
 const diagnose = (h: Awaited<ReturnType<typeof toolHarness>>) =>
   h.call('diagnostics', { path: 'a.ts', wait_seconds: 30 }).then(

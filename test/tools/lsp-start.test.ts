@@ -1,27 +1,10 @@
-/**
- * A language server that never answers `initialize` (found by probing: a workspace's own
- * `node_modules/.bin/typescript-language-server` that hangs): every edit waited 30 s per touched
- * file instead of `options.lsp.diagnostics_wait_seconds`, a 3-file patch 90 s, and a failed start
- * never counted as a crash, so every edit did it again. With the fake server's `--hang`, pins:
- * - an edit waits for the start no longer than its wait, one wait for all the files it touched,
- *   and one start serves them all;
- * - a start that fails (no answer within the start time) counts toward the restart limit: after
- *   it the server is broken (backing off: lsp-starts.ts), calls fail at once with why and until
- *   when, lsp_status shows it, and no hung server process is left;
- * - closing the app kills a start still waiting.
- */
-import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LSP_TIMEOUTS } from '../../src/workspace/lsp-client';
 import { LSP_BACKOFF } from '../../src/workspace/lsp-starts';
+import { fakeLspServer } from './fake-lsp-server';
 import { toolHarness } from './harness';
 
-const FAKE = resolve(import.meta.dirname, '../fixtures/coding-tools/fake-lsp.mjs');
 const defaults = { ...LSP_TIMEOUTS };
 const backoff = { ...LSP_BACKOFF };
 afterEach(() => {
@@ -29,35 +12,10 @@ afterEach(() => {
   Object.assign(LSP_BACKOFF, backoff);
 });
 
-/** A hanging server whose every message is logged, with a tag to find its processes by. */
+/** A hanging server (never answers `initialize`); `starts`: how many starts it logged. */
 function hanging() {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-lsp-start-'));
-  const log = join(dir, 'methods.log');
-  const tag = `--tag=${randomUUID()}`;
-  const config = {
-    lsp: {
-      fake: { command: process.execPath, args: [FAKE, '--hang', `--log=${log}`, tag], extensions: ['ts'] },
-    },
-    // The server runs in the command sandbox: its log directory is made writable there.
-    options: { lsp: { diagnostics_wait_seconds: 1 }, sandbox: { allow_write: [dir] } },
-  };
-  const starts = () => {
-    try {
-      return readFileSync(log, 'utf8')
-        .split('\n')
-        .filter((m) => m === 'initialize').length;
-    } catch {
-      return 0;
-    }
-  };
-  const running = () => {
-    try {
-      return execFileSync('pgrep', ['-f', '--', tag], { encoding: 'utf8' }).trim() !== '';
-    } catch {
-      return false;
-    }
-  };
-  return { config, starts, running };
+  const server = fakeLspServer(() => ['--hang']);
+  return { ...server, starts: server.initializes };
 }
 
 const PATCH = [

@@ -105,28 +105,23 @@ export const optionsSchema = lazy(() =>
       .prefault({}),
     search: z
       .strictObject({
-        memory_limit_mb: z
-          .number()
-          .int()
-          .min(0)
-          .default(2048)
-          .describe(
-            'The most memory ripgrep (ls, glob, grep, search, the file walker) may take, in MiB, on Linux; 0: no limit. A search past it ends with an error naming the likely cause (an oversized ignore file).',
-          ),
+        memory_limit_mb: memoryLimitMb(
+          'The most memory ripgrep (ls, glob, grep, search, the file walker) may take, in MiB, on Linux; 0: no limit. A search past it ends with an error naming the likely cause (an oversized ignore file).',
+        ),
       })
       .prefault({}),
     git: z
       .strictObject({
-        memory_limit_mb: z
-          .number()
-          .int()
-          .min(0)
-          .default(2048)
-          .describe(
-            "The most memory a heavy git command svc runs for the workspace (diff, log, show, reset, gc…; not a checkpoint's own) may take, in MiB, on Linux; 0: no limit. Such a git also dies with svc.",
-          ),
+        memory_limit_mb: memoryLimitMb(
+          "The most memory a heavy git command svc runs for the workspace (diff, log, show, reset, gc…; not a checkpoint's own) may take, in MiB, on Linux; 0: no limit. Such a git also dies with svc.",
+        ),
       })
       .prefault({}),
     workflows: workflowsOptions(),
   }),
 );
+
+/** A child's memory limit in MiB (`prlimit --data`, src/workspace/child-limits.ts): 2048 unless set; 0: none. */
+function memoryLimitMb(description: string) {
+  return z.number().int().min(0).default(2048).describe(description);
+}
