@@ -110,9 +110,14 @@ describe('check command placeholders', () => {
     const template = `printf '%s|' {{ v }} "a {{ v }} b" x{{ v }}y "$(printf '%s' "{{ v }}")"`;
     for (const v of [...HOSTILE, '', ' ', "'", '"', '\\', '$', '`']) {
       const { command, vars, equivalent } = renderCheckCommand('r', recipe, template, { v }, 'f');
+      // stdin not a socket (Node's 'pipe'): bash takes one, with no SHLVL, for sshd's and sources
+      // ~/.bashrc, 0.4 s a call on a machine whose .bashrc starts pyenv (this test hit 60 s so).
       const run = (script: string) =>
-        spawnSync('bash', ['-c', script], { env: { ...vars, PATH: process.env.PATH }, encoding: 'utf8' })
-          .stdout;
+        spawnSync('bash', ['-c', script], {
+          env: { ...vars, PATH: process.env.PATH },
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }).stdout;
       const expected = `${v}|a ${v} b|x${v}y|${v}|`;
       expect(run(command)).toBe(expected);
       expect(run(equivalent)).toBe(expected);
