@@ -58,6 +58,19 @@ function rawClient(port: number, path: string, lastEventId?: number) {
   let head = true;
   let text = '';
   let ended = false;
+  /** The events parsed so far, and where in `text` the next one starts (parsed as chunks come). */
+  const parsed: { event: string; id: number; data: string }[] = [];
+  let parsedTo = 0;
+  const parse = () => {
+    for (;;) {
+      const end = text.indexOf('\n\n', parsedTo);
+      if (end < 0) return;
+      const block = text.slice(parsedTo, end + 2);
+      parsedTo = end + 2;
+      const m = /event: ([^\n]+)\nid: (\d+)\n(?:retry: \d+\n)?((?:data: [^\n]*\n)+)\n$/.exec(block);
+      if (m) parsed.push({ event: m[1], id: Number(m[2]), data: m[3].replace(/^data: /gm, '').trim() });
+    }
+  };
   /** Takes the complete chunks of `raw` into `text` (ASCII bodies: characters are bytes). */
   const decode = () => {
     if (head) {
@@ -90,6 +103,7 @@ function rawClient(port: number, path: string, lastEventId?: number) {
   socket.on('data', (chunk: string) => {
     raw += chunk;
     decode();
+    parse();
   });
   socket.on('close', () => {
     ended = true;
@@ -98,12 +112,7 @@ function rawClient(port: number, path: string, lastEventId?: number) {
   cleanup.push(() => {
     socket.destroy();
   });
-  const events = () =>
-    [...text.matchAll(/event: ([^\n]+)\nid: (\d+)\n(?:retry: \d+\n)?((?:data: [^\n]*\n)+)\n/g)].map((m) => ({
-      event: m[1],
-      id: Number(m[2]),
-      data: m[3].replace(/^data: /gm, '').trim(),
-    }));
+  const events = () => parsed;
   return { socket, events, text: () => text, ended: () => ended };
 }
 
@@ -218,11 +227,17 @@ describe('limits over the session event streams', () => {
     const total = 4000;
     const body = pad(4000);
     const sent: number[] = [];
+    const readerTicks = () => {
+      if (reader.ended()) throw new Error(`the reader was dropped: ${reader.events().at(-1)?.data}`);
+      return reader.events().filter((e) => e.event === 'tick').length;
+    };
     for (let n = 0; n < total; n++) {
       app.bus.publish(session.id, 'tick', { n, body });
       if (n % 200 === 199) {
         await app.bus.flush();
-        await new Promise((resolve) => setImmediate(resolve));
+        // The reader reads: it takes each 800 KB before the next (on a loaded machine a reader in
+        // this process could fall 2 MiB behind a burst and rightly be the stream over the budget).
+        await until('the reader to keep up', () => readerTicks() === n + 1);
       }
     }
     await app.bus.flush();
