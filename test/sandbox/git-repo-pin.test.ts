@@ -167,7 +167,7 @@ describe('svc git: no transport, the workspace repository only', () => {
     } finally {
       await h.app.close();
     }
-  });
+  }, 180_000); // every git command reads the 17 MB config: 20–31 s on a loaded CI box
 
   it('a FIFO as the index stops neither svc nor its git: svc refuses the repository, naming the file', async () => {
     const h = await toolHarness({ git: true });
