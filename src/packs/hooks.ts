@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import type { Redactor } from '../redact';
 import type { CommandSpawner } from '../sandbox/spawn';
+import { closeStdinFile, stdinFile } from '../util/stdin-file';
 
 export interface HookOutcome {
   status: 'ok' | 'failed' | 'timeout' | 'error';
@@ -75,12 +76,14 @@ export function runHookCommand(options: {
       resolve({ ...outcome, duration_ms: Math.round(performance.now() - started) });
     };
     let child: ReturnType<typeof spawn>;
+    // The event as a file, not a socket: a hook's bash would source ~/.bashrc (../util/stdin-file.ts).
+    const input = stdinFile(options.stdin);
     try {
       child = spawn(options.command, {
         cwd: options.cwd,
         env: options.env,
         shell: true,
-        stdio: ['pipe', 'ignore', 'ignore'],
+        stdio: [input ?? 'pipe', 'ignore', 'ignore'],
         // Own process group, so a timeout kills the shell and what it started.
         detached: process.platform !== 'win32',
         windowsHide: true,
@@ -88,6 +91,8 @@ export function runHookCommand(options: {
     } catch {
       resolve({ status: 'error', exit_code: null, duration_ms: 0 });
       return;
+    } finally {
+      closeStdinFile(input);
     }
     const kill = () => {
       try {
@@ -112,9 +117,11 @@ export function runHookCommand(options: {
       if (killed) finish({ status: killed === 'timeout' ? 'timeout' : 'error', exit_code: code });
       else finish({ status: code === 0 ? 'ok' : 'failed', exit_code: code });
     });
-    // A hook that does not read stdin closes the pipe early: that is not a failure.
-    child.stdin?.on('error', () => {});
-    child.stdin?.end(options.stdin);
+    if (input === undefined) {
+      // A hook that does not read stdin closes the pipe early: that is not a failure.
+      child.stdin?.on('error', () => {});
+      child.stdin?.end(options.stdin);
+    }
   });
 }
 

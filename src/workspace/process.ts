@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { makeDirs } from '../util/make-dirs';
+import { closeStdinFile, stdinFile } from '../util/stdin-file';
 
 const KILL_GRACE_MS = 2_000;
 
@@ -142,18 +143,25 @@ export function spawnShell(
     : [shell, '-c', script];
   const argv = options.prefix?.length ? [...options.prefix, ...shellArgs] : shellArgs;
   const output = options.onOutput ? 'pipe' : 'ignore';
-  const child = spawn(argv[0], argv.slice(1), {
-    cwd: options.cwd,
-    env: options.env as NodeJS.ProcessEnv,
-    // A new process group: the kill reaches everything the command started.
-    detached: true,
-    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', output, output],
-  });
+  // Input as a file, not a socket (../util/stdin-file.ts: bash would source ~/.bashrc).
+  const input = options.stdin === undefined ? undefined : stdinFile(options.stdin);
+  let child: ChildProcess;
+  try {
+    child = spawn(argv[0], argv.slice(1), {
+      cwd: options.cwd,
+      env: options.env as NodeJS.ProcessEnv,
+      // A new process group: the kill reaches everything the command started.
+      detached: true,
+      stdio: [input ?? (options.stdin === undefined ? 'ignore' : 'pipe'), output, output],
+    });
+  } finally {
+    closeStdinFile(input);
+  }
   if (options.onOutput) {
     child.stdout?.on('data', options.onOutput);
     child.stderr?.on('data', options.onOutput);
   }
-  if (options.stdin !== undefined) {
+  if (options.stdin !== undefined && input === undefined) {
     // A command that does not read stdin closes the pipe early: that is not a failure.
     child.stdin?.on('error', () => {});
     child.stdin?.end(options.stdin);
