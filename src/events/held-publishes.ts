@@ -66,7 +66,7 @@ export function heldPublishes(deps: {
   /** Events held per session, over every open transaction. */
   const perSession = new Map<string, number>();
 
-  const release = (tx: PublishTransaction, kept = true) => {
+  const release = (tx: PublishTransaction, keep = true) => {
     const own = held.get(tx);
     if (!own) return;
     held.delete(tx);
@@ -77,7 +77,7 @@ export function heldPublishes(deps: {
       else perSession.delete(item.sessionId);
     }
     // One synchronous stretch: the queue takes them as one run (its deferred start).
-    if (kept) for (const item of items) deps.enqueue(item);
+    if (keep) for (const item of items) deps.enqueue(item);
     for (const { fn } of after) fn();
   };
 
