@@ -11,7 +11,12 @@
 
 import { SvcError } from '../errors';
 import { isLoopbackHostname } from '../util/loopback';
-import { blockedTargetAddress, type Lookup } from '../workspace/web-target';
+import {
+  blockedAtConnect,
+  blockedTargetAddress,
+  guardedDispatcher,
+  type Lookup,
+} from '../workspace/web-target';
 import { cappedFetch } from './capped-fetch';
 
 /** The cap of one OAuth answer (metadata, registration, tokens). */
@@ -34,9 +39,21 @@ export function oauthFetch(base: typeof fetch, options: OAuthFetchOptions): type
   const capped = cappedFetch(base, OAUTH_MAX_BYTES, () => tooLarge(options.id));
   return async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
-    if (url.origin !== own) await checkOAuthEndpoint(options.id, url, options.lookup);
-    const oauth = url.origin !== own || url.pathname.startsWith('/.well-known/');
-    return options.capAll || oauth ? capped(input, init) : base(input, init);
+    if (url.origin === own) {
+      const wellKnown = url.pathname.startsWith('/.well-known/');
+      return options.capAll || wellKnown ? capped(input, init) : base(input, init);
+    }
+    await checkOAuthEndpoint(options.id, url, options.lookup);
+    // The connection checks the address it uses too: a DNS answer changed since the check cannot
+    // take the secrets to a metadata address (workspace/web-target.ts, guardedDispatcher).
+    const dispatcher = await guardedDispatcher(options.lookup);
+    try {
+      return await capped(input, { ...init, dispatcher } as RequestInit);
+    } catch (error) {
+      const blocked = blockedAtConnect(error);
+      if (blocked) throw blockedEndpointError(options.id, url, blocked);
+      throw error;
+    }
   };
 }
 
@@ -52,13 +69,16 @@ export async function checkOAuthEndpoint(id: string, url: URL, lookup?: Lookup):
     );
   }
   const blocked = await blockedTargetAddress(url, lookup);
-  if (blocked) {
-    throw new SvcError(
-      'forbidden',
-      `the OAuth metadata of mcp.${id} names the endpoint ${shown}, at ${blocked}, a link-local or cloud metadata address; svc never sends OAuth requests there: check the server's OAuth configuration`,
-      { details: { mcp_server: id, reason: 'blocked_address', address: blocked } },
-    );
-  }
+  if (blocked) throw blockedEndpointError(id, url, blocked);
+}
+
+function blockedEndpointError(id: string, url: URL, blocked: string): SvcError {
+  const shown = `${url.protocol}//${url.host}${url.pathname}`.slice(0, 120);
+  return new SvcError(
+    'forbidden',
+    `the OAuth metadata of mcp.${id} names the endpoint ${shown}, at ${blocked}, a link-local or cloud metadata address; svc never sends OAuth requests there: check the server's OAuth configuration`,
+    { details: { mcp_server: id, reason: 'blocked_address', address: blocked } },
+  );
 }
 
 function tooLarge(id: string): SvcError {

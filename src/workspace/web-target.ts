@@ -9,7 +9,7 @@
  * @module
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { SvcError } from '../errors';
 
 const BLOCKED = new BlockList();
@@ -54,12 +54,77 @@ export async function blockedTargetAddress(
 
 /** Refuses `url` when its host is, or resolves to, a blocked address. A name that does not resolve passes (fetch names the error). */
 export async function refuseBlockedTarget(url: URL, lookup: Lookup = systemLookup): Promise<void> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
   const blocked = await blockedTargetAddress(url, lookup);
-  if (blocked)
-    throw new SvcError(
-      'forbidden',
-      `url: ${url.href} is ${blocked === host ? '' : `${host}, which resolves to `}${blocked}, a link-local or cloud metadata address; svc's web tools never fetch those (use bash with curl if you need it, where the sandbox and your permissions decide)`,
-      { details: { reason: 'blocked_address', address: blocked } },
-    );
+  if (blocked) throw blockedTargetError(url, blocked);
+}
+
+/** The refusal of `url`, whose host is or resolves to `blocked`. */
+export function blockedTargetError(url: URL, blocked: string): SvcError {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return new SvcError(
+    'forbidden',
+    `url: ${url.href} is ${blocked === host ? '' : `${host}, which resolves to `}${blocked}, a link-local or cloud metadata address; svc's web tools never fetch those (use bash with curl if you need it, where the sandbox and your permissions decide)`,
+    { details: { reason: 'blocked_address', address: blocked } },
+  );
+}
+
+/** The code of a connection refused by `guardedDispatcher`'s lookup; the address is on the error. */
+export const BLOCKED_AT_CONNECT = 'SVC_BLOCKED_ADDRESS';
+
+/**
+ * A dispatcher for Node's `fetch` (its `dispatcher` option) whose connections check the addresses
+ * they are about to use. The check before a request resolves the name on its own; the connection
+ * resolved it again, so a name that answered with a public address to the check and with
+ * 169.254.169.254 a moment later (DNS rebinding, a TTL of 0) reached the metadata service. Here the
+ * name is resolved once, at connect, and a blocked address among its answers refuses the
+ * connection (code `BLOCKED_AT_CONNECT`); what connects is what was checked. An IP literal is not
+ * looked up (the check before the request covers it). undici is loaded on the first fetch only.
+ */
+export async function guardedDispatcher(lookup: Lookup = systemLookup): Promise<GuardedDispatcher> {
+  const cached = lookup === systemLookup ? systemDispatcher : undefined;
+  if (cached) return cached;
+  const { Agent } = await import('undici');
+  const agent = new Agent({
+    connect: {
+      lookup: ((hostname, options, callback) => {
+        lookup(hostname).then(
+          (entries) => {
+            const blocked = entries.find((entry) => blockedAddress(entry.address));
+            if (blocked) {
+              const error = new Error(`${hostname} resolves to ${blocked.address}, a blocked address`);
+              callback(Object.assign(error, { code: BLOCKED_AT_CONNECT, address: blocked.address }), '');
+              return;
+            }
+            const found = entries.map((entry) => ({
+              address: entry.address,
+              family: isIP(entry.address) || 4,
+            }));
+            const first = found[0];
+            if (!first)
+              callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
+            else if (options.all) callback(null, found);
+            else callback(null, first.address, first.family);
+          },
+          (error: NodeJS.ErrnoException) => callback(error, ''),
+        );
+      }) satisfies LookupFunction,
+    },
+  });
+  if (lookup === systemLookup) systemDispatcher = agent;
+  return agent;
+}
+
+/** What `guardedDispatcher` gives: an undici dispatcher, opaque here (passed through `fetch`'s init). */
+export type GuardedDispatcher = object;
+
+let systemDispatcher: GuardedDispatcher | undefined;
+
+/** The blocked address a fetch failure was refused for at connect (`guardedDispatcher`), if it was. */
+export function blockedAtConnect(error: unknown): string | undefined {
+  for (let cause = error, depth = 0; cause && depth < 5; depth++) {
+    const own = cause as { code?: unknown; address?: unknown; cause?: unknown };
+    if (own.code === BLOCKED_AT_CONNECT && typeof own.address === 'string') return own.address;
+    cause = own.cause;
+  }
+  return undefined;
 }

@@ -18,7 +18,13 @@ import type { FileHistory } from './file-history';
 import { looksBinary, readRegularFile } from './file-io';
 import { readTarget } from './file-load';
 import type { PathResolver } from './paths';
-import { refuseBlockedTarget } from './web-target';
+import {
+  blockedAtConnect,
+  blockedTargetError,
+  guardedDispatcher,
+  type Lookup,
+  refuseBlockedTarget,
+} from './web-target';
 
 export const WEB_LIMITS = {
   fetchTimeoutSeconds: 30,
@@ -245,12 +251,18 @@ function parseUrl(raw: string): URL {
 /** As many redirects as a browser follows before giving up. */
 const MAX_REDIRECTS = 20;
 
-async function request(
+/**
+ * One request, redirects followed here. Each hop's address is checked before it is asked and, with
+ * Node's fetch, again by the connection itself (`guardedDispatcher`: what connects is what was
+ * checked, a DNS answer changed in between cannot reach a metadata address). `lookup` is for tests.
+ */
+export async function request(
   fetchImpl: typeof fetch,
   url: URL,
   seconds: number,
   signal: AbortSignal | undefined,
   format: string,
+  lookup?: Lookup,
 ): Promise<Response> {
   const timeout = AbortSignal.timeout(seconds * 1000);
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
@@ -261,15 +273,17 @@ async function request(
         ? '*/*'
         : 'text/html;q=0.9, text/plain;q=0.8, */*;q=0.1';
   try {
-    // Redirects followed here, each hop's address checked (web-target.ts).
+    const dispatcher = await guardedDispatcher(lookup);
     let current = url;
     for (let hop = 0; ; hop++) {
-      await refuseBlockedTarget(current);
-      const response = await fetchImpl(current, {
+      await refuseBlockedTarget(current, lookup);
+      const init = {
         signal: combined,
         redirect: 'manual',
         headers: { accept, 'user-agent': 'svc' },
-      });
+        dispatcher,
+      };
+      const response = await fetchImpl(current, init as RequestInit);
       const location =
         response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
       if (!location) return response;
@@ -285,6 +299,8 @@ async function request(
     }
   } catch (error) {
     if (SvcError.is(error)) throw error;
+    const blocked = blockedAtConnect(error);
+    if (blocked) throw blockedTargetError(url, blocked);
     if (signal?.aborted) throw new SvcError('cancelled', `the request to ${url.href} was cancelled`);
     if (timeout.aborted) throw new SvcError('timeout', `url: ${url.href} did not answer within ${seconds} s`);
     throw new SvcError('unavailable', `url: ${url.href} could not be fetched: ${(error as Error).message}`, {
