@@ -4,16 +4,31 @@
  * server replays exactly what was missed (from its ring or its event log): no gap, and no
  * duplicate because ids at or below the last one applied are dropped. Without a starting id the
  * first `connected` event says where "now" is; the history read after it covers the rest.
+ *
+ * A stream the server drops ends with a `dropped` event naming why. `backlog_limit` and
+ * `buffer_budget` mean this page fell behind: it reconnects at once with `Last-Event-ID` and misses
+ * nothing. `stream_limit` means the session has as many streams open as the server allows
+ * (`sse_max_streams_per_session`) and none gave way: asking again at once would be refused again,
+ * so the page says so and asks again only after a long back-off, or when told to (`retry`).
  * @module
  */
 import { createParser } from 'eventsource-parser';
 import type { SessionEvent } from '../../../events/bus';
 import { type Api, ApiError, toApiError, unreachable } from './api';
 
+/** Why the server dropped a stream (its last `dropped` event): the limit's name and its message. */
+export interface StreamDrop {
+  reason: 'backlog_limit' | 'buffer_budget' | 'stream_limit' | string;
+  message: string;
+}
+
 export type StreamStatus =
   | { state: 'connecting' }
-  | { state: 'live'; lastEventId: number }
-  | { state: 'reconnecting'; reason: string; attempt: number; inMs: number }
+  /** `resumed`: this connection follows a drop for falling behind (what was missed was replayed). */
+  | { state: 'live'; lastEventId: number; resumed?: StreamDrop }
+  | { state: 'reconnecting'; reason: string; attempt: number; inMs: number; dropped?: StreamDrop }
+  /** Refused: the session has as many streams as the server allows; asked again in `inMs`. */
+  | { state: 'limited'; drop: StreamDrop; attempt: number; inMs: number }
   | { state: 'stopped'; error: ApiError };
 
 export interface StreamOptions {
@@ -27,11 +42,16 @@ export interface StreamOptions {
   onReset?(): void;
   minDelayMs?: number;
   maxDelayMs?: number;
+  /** The back-off after a `stream_limit` refusal: from this, doubling up to `maxLimitedDelayMs`. */
+  limitedDelayMs?: number;
+  maxLimitedDelayMs?: number;
 }
 
 export interface EventStream {
   close(): void;
   lastEventId(): number;
+  /** Reconnect now, not at the end of the back-off (the user pressed "Try again"). */
+  retry(): void;
 }
 
 export function openEventStream(options: StreamOptions): EventStream {
@@ -40,12 +60,21 @@ export function openEventStream(options: StreamOptions): EventStream {
   let lastId = options.afterId ?? -1;
   const minDelay = options.minDelayMs ?? 500;
   const maxDelay = options.maxDelayMs ?? 8_000;
+  const limitedDelay = options.limitedDelayMs ?? 10_000;
+  const maxLimitedDelay = options.maxLimitedDelayMs ?? 60_000;
+  /** Ends the current back-off early (`retry`). */
+  let wake: (() => void) | undefined;
+  /** Refusals for the stream limit in a row; `retry` starts the back-off over. */
+  let refusals = 0;
+  /** The drop for falling behind that the next `live` status reports as resumed after. */
+  let behind: StreamDrop | undefined;
 
   const run = async () => {
     let attempt = 0;
     while (!signal.aborted) {
       options.onStatus({ state: 'connecting' });
       let reason = 'the stream ended';
+      let dropped: StreamDrop | undefined;
       try {
         const response = await fetch(
           options.api.url(`v1/sessions/${encodeURIComponent(options.sessionId)}/events`),
@@ -74,30 +103,66 @@ export function openEventStream(options: StreamOptions): EventStream {
           const outcome = await consume(response.body);
           if (outcome.connected) attempt = 0;
           if (outcome.shutdown) reason = 'the server is shutting down';
+          dropped = outcome.dropped;
         }
       } catch (error) {
         if (signal.aborted) return;
         reason = unreachable(options.api.base, error).message;
       }
       if (signal.aborted) return;
+      if (dropped?.reason === 'stream_limit') {
+        // Refused again at once unless another view of the session closes: wait long, or for `retry`.
+        refusals++;
+        const inMs = Math.min(maxLimitedDelay, limitedDelay * 2 ** Math.min(refusals - 1, 6));
+        options.onStatus({ state: 'limited', drop: dropped, attempt: refusals, inMs });
+        await pause(inMs);
+        continue;
+      }
+      refusals = 0;
+      if (dropped) {
+        // Fell behind: the server let go of this stream; the next one replays what it had not read.
+        behind = dropped;
+        reason = `the server dropped the stream because this page fell behind (${dropped.reason}).`;
+      }
       attempt++;
       const inMs = Math.min(maxDelay, minDelay * 2 ** Math.min(attempt - 1, 6));
-      options.onStatus({ state: 'reconnecting', reason, attempt, inMs });
-      await sleep(inMs, signal);
+      options.onStatus({ state: 'reconnecting', reason, attempt, inMs, ...(dropped ? { dropped } : {}) });
+      await pause(inMs);
     }
   };
 
-  /** Reads one connection: did it get as far as `connected`, did the server say it stops. */
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      void sleep(ms, signal).then(resolve);
+    }).finally(() => {
+      wake = undefined;
+    });
+
+  /**
+   * Reads one connection: did it get as far as `connected`, did the server say it stops, did it
+   * drop the stream (why).
+   */
   const consume = async (body: ReadableStream<Uint8Array>) => {
     let connected = false;
     let shutdown = false;
+    let dropped: StreamDrop | undefined;
     const parser = createParser({
       onEvent(message) {
         const data = safeJson(message.data) as Record<string, unknown> | undefined;
         if (message.event === 'connected') {
           connected = true;
           if (lastId < 0) lastId = Number(data?.last_event_id ?? 0) || 0;
-          options.onStatus({ state: 'live', lastEventId: lastId });
+          options.onStatus({ state: 'live', lastEventId: lastId, ...(behind ? { resumed: behind } : {}) });
+          behind = undefined;
+          return;
+        }
+        if (message.event === 'dropped') {
+          // Its id is the stream's cursor, not an event: the position stays where it was.
+          dropped = {
+            reason: String(data?.reason ?? 'unknown'),
+            message: String(data?.message ?? 'the server dropped the stream'),
+          };
           return;
         }
         if (message.event === 'resync' && data?.reason === 'last_event_id_unknown') {
@@ -132,7 +197,7 @@ export function openEventStream(options: StreamOptions): EventStream {
     } finally {
       reader.releaseLock();
     }
-    return { connected, shutdown };
+    return { connected, shutdown, dropped };
   };
 
   void run().catch((error: unknown) => {
@@ -145,6 +210,10 @@ export function openEventStream(options: StreamOptions): EventStream {
   return {
     close: () => controller.abort(),
     lastEventId: () => lastId,
+    retry() {
+      refusals = 0;
+      wake?.();
+    },
   };
 }
 

@@ -2,7 +2,9 @@
  * One open session in the page: its transcript (the TUI's own reducer, so the browser shows
  * what the terminal shows), the live event stream, and the actions of the prompt box and the
  * permission card. Opening subscribes first and reads the history after the stream is live, so
- * nothing published in between is lost; events that arrived meanwhile are kept on top of it.
+ * nothing published in between is lost; events that arrived meanwhile are kept on top of it. A
+ * stream that was not live when the history was read (refused for the stream limit, or slow) has
+ * the history read again once it is live: its first `connected` starts at "now".
  * @module
  */
 import type { HistoryMessage, PermissionPrompt, SessionSummary } from '../../tui/client';
@@ -42,6 +44,8 @@ export interface SessionController {
   answer(requestId: string, decision: Decision): Promise<void>;
   setActionError(message: string | undefined): void;
   reload(): Promise<void>;
+  /** The stream waits out a back-off: connect now (the "Try again" button). */
+  reconnect(): void;
   dispose(): void;
 }
 
@@ -80,6 +84,9 @@ export function createSessionController(api: Api, id: string): SessionController
     const isLive = new Promise<void>((resolve) => {
       live = resolve;
     });
+    /** The history was read before the stream first went live: read it again when it does. */
+    let readBeforeLive = false;
+    let wasLive = false;
     stream = openEventStream({
       api,
       sessionId: id,
@@ -95,19 +102,44 @@ export function createSessionController(api: Api, id: string): SessionController
           void refreshSession();
       },
       onStatus(status) {
-        if (status.state === 'live') live();
+        if (status.state === 'live') {
+          live();
+          if (!wasLive && readBeforeLive && store === next) void readAgain(next);
+          wasLive = true;
+        }
         next.update((s) => ({
           ...s,
           connection:
             status.state === 'live' ? 'connected' : status.state === 'stopped' ? 'closed' : 'reconnecting',
         }));
         set({ stream: status });
-        if (status.state === 'stopped') live();
+        // Not live soon (stopped, refused): the history is shown now, and read again once live.
+        if (status.state === 'stopped' || status.state === 'limited') live();
       },
       onReset: () => void reload(),
     });
     // The history is read once the stream is live (bounded: a stream that cannot connect still shows it).
     await Promise.race([isLive, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    readBeforeLive = !wasLive;
+    await readHistory(next, session);
+    notify();
+  };
+
+  /** The session and its history read again (the stream went live after the first read). */
+  const readAgain = async (next: TranscriptStore) => {
+    try {
+      const { session } = await api.get<{ session: SessionView }>(path);
+      if (disposed || store !== next) return;
+      set({ session });
+      await readHistory(next, session);
+      notify();
+    } catch {
+      // What was read first stays; a reload reads it all again.
+    }
+  };
+
+  /** The history and the open permission requests, with what the stream brought kept on top. */
+  const readHistory = async (next: TranscriptStore, session: SessionView) => {
     const [history, permissions] = await Promise.all([
       api.get<{ messages: HistoryMessage[] }>(`${path}/messages`, { limit: 1000 }),
       api
@@ -131,7 +163,6 @@ export function createSessionController(api: Api, id: string): SessionController
       ],
     }));
     next.flush();
-    notify();
   };
 
   /**
@@ -270,6 +301,7 @@ export function createSessionController(api: Api, id: string): SessionController
     },
     setActionError: (message) => set({ actionError: message }),
     reload,
+    reconnect: () => stream?.retry(),
     dispose() {
       disposed = true;
       stream?.close();

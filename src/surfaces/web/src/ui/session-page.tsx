@@ -68,7 +68,11 @@ export function SessionPage({ api, route }: { api: Api; route: SessionRoute }): 
           <ConnectionBadge status={state.stream} />
         </div>
       </div>
-      <ConnectionBanner status={state.stream} onRetry={() => void controller.reload()} />
+      <ConnectionBanner
+        status={state.stream}
+        onRetry={() => void controller.reload()}
+        onReconnect={() => controller.reconnect()}
+      />
       <nav class="tabs" aria-label="Session">
         {SESSION_TABS.map((tab) => (
           <a
@@ -117,6 +121,8 @@ function ConnectionBadge({ status }: { status: StreamStatus }) {
       return <Badge>connecting…</Badge>;
     case 'reconnecting':
       return <Badge tone="warn">reconnecting</Badge>;
+    case 'limited':
+      return <Badge tone="bad">too many views</Badge>;
     case 'stopped':
       return <Badge tone="bad">disconnected</Badge>;
     default: {
@@ -126,7 +132,42 @@ function ConnectionBadge({ status }: { status: StreamStatus }) {
   }
 }
 
-function ConnectionBanner({ status, onRetry }: { status: StreamStatus; onRetry(): void }) {
+function ConnectionBanner({
+  status,
+  onRetry,
+  onReconnect,
+}: {
+  status: StreamStatus;
+  onRetry(): void;
+  onReconnect(): void;
+}) {
+  if (status.state === 'limited') {
+    // Stays until a stream is let in: asking again at once would only be refused again.
+    return (
+      <div class="banner bad" role="alert">
+        <strong>Live updates paused: this session has too many open views.</strong> The server allows only so
+        many event streams per session (<code>[services.http] sse_max_streams_per_session</code>) and they are
+        all in use. Close another tab or window showing this session, or raise{' '}
+        <code>sse_max_streams_per_session</code> in svc.toml, then try again. Trying again by itself in{' '}
+        {Math.ceil(status.inMs / 1000)} s.{' '}
+        <button type="button" onClick={onReconnect}>
+          Try again now
+        </button>
+        {/* The server's advice to API clients (reconnect with Last-Event-ID) is this page's own job. */}
+        <div class="muted">
+          Server: {status.drop.message.replace(/; reconnect with Last-Event-ID.*$/, '')}
+        </div>
+      </div>
+    );
+  }
+  if (status.state === 'live' && status.resumed) {
+    return (
+      <div class="note muted" role="status">
+        Reconnected: the server had dropped this view's stream because it fell behind ({status.resumed.reason}
+        ); what it had not read was replayed, nothing is missing.
+      </div>
+    );
+  }
   if (status.state === 'reconnecting') {
     return (
       <div class="banner warn" role="status">

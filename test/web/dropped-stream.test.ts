@@ -1,0 +1,195 @@
+/**
+ * The web UI when the server drops its event stream (the last `dropped` event). Pins:
+ * - WEB-DROP-1: refused for the session's stream limit (`sse_max_streams_per_session`), the page
+ *   says so, names the setting and what to do, and does not keep asking (a few streams at most
+ *   over seconds); once the other stream has closed, "Try again now" connects, the prompt answered
+ *   meanwhile shows (the history is read again) and events arrive live;
+ * - WEB-DROP-2, WEB-DROP-3: dropped for falling behind (`backlog_limit`, `buffer_budget`), the page
+ *   reconnects with Last-Event-ID, shows what happened meanwhile and says in a quiet note why it
+ *   reconnected.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeProvider, reply } from '../helpers/fake-provider';
+import {
+  api,
+  LAUNCH_HOOK_MS,
+  launchBrowser,
+  openPage,
+  type Service,
+  shot,
+  startService,
+  TOKEN,
+  waitIdle,
+} from './harness';
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchBrowser();
+}, LAUNCH_HOOK_MS);
+afterAll(async () => {
+  await browser?.close();
+});
+
+/**
+ * A raw client's event stream of the session (attach=0), read until `connected` and then kept
+ * read (so it never falls behind); `close` ends it.
+ */
+async function holdStream(service: Service, sessionId: string) {
+  const controller = new AbortController();
+  const response = await fetch(`${service.url}/v1/sessions/${sessionId}/events?attach=0`, {
+    headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream' },
+    signal: controller.signal,
+  });
+  if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!/event: connected\n[\s\S]*?\n\n/.test(text)) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the held stream ended before connected: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  const connected = JSON.parse(/event: connected\n[\s\S]*?data: (.*)\n/.exec(text)?.[1] ?? '{}');
+  if (connected.type !== 'connected') throw new Error(`the held stream was not let in: ${text}`);
+  void (async () => {
+    for (;;) if ((await reader.read()).done) return;
+  })().catch(() => {});
+  return { lastEventId: Number(connected.last_event_id), close: () => controller.abort() };
+}
+
+async function openSession(page: Page, service: Service, sessionId: string) {
+  await page.goto(`${service.url}/#token=${TOKEN}`);
+  await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+  await page.goto(`${service.url}/#/s/${sessionId}`);
+}
+
+const isEvents = (url: string, sessionId: string) =>
+  new URL(url).pathname === `/v1/sessions/${sessionId}/events`;
+
+describe('web UI: a dropped event stream', () => {
+  it('WEB-DROP-1: refused for the stream limit, says so, does not hammer, and connects on "Try again now"', {
+    timeout: 120_000,
+  }, async () => {
+    const provider = await fakeProvider([
+      reply().text('answered while the view waited'),
+      reply().text('answered live after the retry'),
+    ]);
+    const service = await startService(provider, TOKEN, '[services.http]\nsse_max_streams_per_session = 1\n');
+    const { session } = await api(service, 'POST', '/v1/sessions', { title: 'crowded' });
+    const held = await holdStream(service, session.id);
+    const { page, errors } = await openPage(browser);
+    const streams: string[] = [];
+    page.on('request', (request) => {
+      if (isEvents(request.url(), session.id)) streams.push(request.url());
+    });
+
+    await openSession(page, service, session.id);
+    const notice = page.getByRole('alert').filter({ hasText: 'too many open views' });
+    await notice.waitFor({ timeout: 15_000 });
+    const text = (await notice.textContent()) ?? '';
+    expect(text).toContain('sse_max_streams_per_session');
+    expect(text).toContain('Close another tab or window showing this session');
+    expect(await page.getByText('too many views', { exact: true }).isVisible()).toBe(true);
+    await shot(page, '40-stream-limit');
+
+    // A few seconds with the limit still reached: the page waits, it does not ask again and again
+    // (the old loop asked at 0.5, 1, 2 and 4 s: four streams in these five seconds).
+    await page.waitForTimeout(5_000);
+    expect(streams.length).toBeLessThanOrEqual(2);
+    expect(await notice.isVisible()).toBe(true);
+
+    // Meanwhile another client drives the session; then the other stream closes and the user retries.
+    await api(service, 'POST', `/v1/sessions/${session.id}/messages`, { prompt: 'while you waited' });
+    await waitIdle(service, session.id);
+    held.close();
+    await page.getByRole('button', { name: 'Try again now' }).click();
+    await page.getByText('live', { exact: true }).waitFor();
+    await page.getByText('answered while the view waited').waitFor();
+    expect(await notice.count()).toBe(0);
+
+    await api(service, 'POST', `/v1/sessions/${session.id}/messages`, { prompt: 'after the retry' });
+    await page.getByText('answered live after the retry').waitFor();
+    expect(await page.getByText('answered while the view waited').count()).toBe(1);
+    await shot(page, '41-stream-limit-retried');
+    expect(errors.filter((e) => !/net::|ERR_/.test(e))).toEqual([]);
+  });
+
+  for (const [id, reason] of [
+    ['WEB-DROP-2', 'backlog_limit'],
+    ['WEB-DROP-3', 'buffer_budget'],
+  ] as const) {
+    it(`${id}: dropped for falling behind (${reason}), reconnects with Last-Event-ID and misses nothing`, {
+      timeout: 120_000,
+    }, async () => {
+      const provider = await fakeProvider([
+        reply().text('first answer'),
+        reply().text('answered while the stream was down'),
+      ]);
+      const service = await startService(provider);
+      const { session } = await api(service, 'POST', '/v1/sessions', { title: 'behind' });
+      await api(service, 'POST', `/v1/sessions/${session.id}/messages`, { prompt: 'one' });
+      await waitIdle(service, session.id);
+      const probe = await holdStream(service, session.id);
+      probe.close();
+      const latest = probe.lastEventId;
+      expect(latest).toBeGreaterThan(0);
+
+      const { page, errors } = await openPage(browser);
+      // The first stream is the server's answer to a page that fell behind: `connected`, then
+      // `dropped`. The second is held until another client has driven the session meanwhile.
+      const lastEventIds: string[] = [];
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let reconnected!: () => void;
+      const reconnecting = new Promise<void>((resolve) => {
+        reconnected = resolve;
+      });
+      await page.route('**/events', async (route) => {
+        lastEventIds.push(route.request().headers()['last-event-id'] ?? '');
+        if (lastEventIds.length === 1) {
+          const connected = { type: 'connected', session_id: session.id, last_event_id: latest };
+          const dropped = {
+            type: 'dropped',
+            session_id: session.id,
+            reason,
+            message: `over the ${reason} limit; reconnect with Last-Event-ID to resume`,
+          };
+          await route.fulfill({
+            status: 200,
+            headers: { 'content-type': 'text/event-stream; charset=utf-8' },
+            body:
+              `event: connected\nid: ${latest}\ndata: ${JSON.stringify(connected)}\n\n` +
+              `event: dropped\nid: ${latest}\ndata: ${JSON.stringify(dropped)}\n\n`,
+          });
+          return;
+        }
+        if (lastEventIds.length === 2) {
+          reconnected();
+          await released;
+        }
+        await route.continue();
+      });
+
+      await openSession(page, service, session.id);
+      await page.getByText('first answer').waitFor();
+      await reconnecting;
+      await api(service, 'POST', `/v1/sessions/${session.id}/messages`, { prompt: 'while dropped' });
+      await waitIdle(service, session.id);
+      release();
+
+      await page.getByText('answered while the stream was down').waitFor();
+      await page.getByText('live', { exact: true }).waitFor();
+      const note = page.getByRole('status').filter({ hasText: 'fell behind' });
+      await note.waitFor({ timeout: 15_000 });
+      expect(await note.textContent()).toContain(reason);
+      expect(lastEventIds[1]).toBe(String(latest));
+      expect(await page.getByText('answered while the stream was down').count()).toBe(1);
+      expect(await page.getByText('first answer').count()).toBe(1);
+      await shot(page, `42-dropped-${reason}`);
+      expect(errors.filter((e) => !/net::|ERR_/.test(e))).toEqual([]);
+    });
+  }
+});
