@@ -75,7 +75,7 @@ export const servicesSchema = lazy(() =>
           .positive()
           .default(16)
           .describe(
-            'Session event streams one session may have open; a new one past it drops the slowest (it reconnects with Last-Event-ID).',
+            'Session event streams one session may have open. Past it, an open stream 64 KiB or more behind is dropped (it reconnects with Last-Event-ID); when none is behind, the new stream is refused (a dropped event, reason stream_limit).',
           ),
       })
       .prefault({}),
