@@ -6,6 +6,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import type { SessionEvent } from '../../events/bus';
+import { safeJson, sleep } from '../../util/stream-wait';
 
 export interface EventStreamOptions {
   url: string;
@@ -113,24 +114,4 @@ export function toSessionEvent(
     payload: record,
     created_at: 0,
   };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

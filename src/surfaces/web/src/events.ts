@@ -14,6 +14,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import type { SessionEvent } from '../../../events/bus';
+import { safeJson, sleep } from '../../../util/stream-wait';
 import { type Api, ApiError, toApiError, unreachable } from './api';
 
 /** Why the server dropped a stream (its last `dropped` event): the limit's name and its message. */
@@ -215,24 +216,4 @@ export function openEventStream(options: StreamOptions): EventStream {
       wake?.();
     },
   };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
