@@ -1,8 +1,9 @@
 /**
  * One language server process: stdio JSON-RPC with Content-Length framing (lsp-limits.ts: one
- * breaking a limit is stopped), the initialize handshake, document sync, pulled or pushed
- * diagnostics (a clean document of a server that stays silent while a list stays empty is opened
- * again: lsp-quirks.ts), and plain requests (rename, references, definition) for the semantic edits.
+ * breaking a limit is stopped; lsp-requests.ts: the requests and the watch for a hung server), the
+ * initialize handshake, document sync, pulled or pushed diagnostics (a clean document of a server
+ * that stays silent while a list stays empty is opened again: lsp-quirks.ts), and plain requests
+ * (rename, references, definition) for the semantic edits.
  * @module
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -11,6 +12,7 @@ import { SvcError } from '../errors';
 import { initializeParams, LSP_TIMEOUTS } from './lsp-initialize';
 import { evictOldest, FrameLimitError, keptDiagnostics, LspFrames } from './lsp-limits';
 import { cannotStart, type LspQuirks, quirksOf } from './lsp-quirks';
+import { LspRequests, type LspResponse } from './lsp-requests';
 
 export { LSP_TIMEOUTS } from './lsp-initialize';
 
@@ -30,8 +32,6 @@ const STOP_GRACE_MS = 1_000;
 const BARRIER_METHOD = 'svc/barrier';
 
 export class LspClient {
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   private readonly versions = new Map<string, number>();
   /** The text last sent for each document (didOpen or didChange). */
   private readonly texts = new Map<string, string>();
@@ -50,13 +50,8 @@ export class LspClient {
   private readonly frames = new LspFrames();
   /** Why svc stopped the server (it broke a limit, it stopped answering): what its requests get. */
   private failedWith: SvcError | undefined;
-  /**
-   * Requests the server has not answered yet, whether or not their caller still waits: each a
-   * timer (LSP_TIMEOUTS.stallMs) that finds the server hung. typescript-language-server whose
-   * tsserver ran out of memory stays up and answers nothing more; svc's calls each waited out
-   * their wait, for as long as svc ran.
-   */
-  private readonly unanswered = new Map<number, NodeJS.Timeout>();
+  /** Requests sent and their answers; one not answered within LSP_TIMEOUTS.stallMs stops the server. */
+  private readonly requests: LspRequests;
   private capabilities: Record<string, unknown> = {};
   private exitedFlag = false;
   /** The server once failed to pass diagnostics requests on to tsserver: it is not asked again. */
@@ -70,27 +65,30 @@ export class LspClient {
     private readonly child: ChildProcess,
     private readonly quirks: LspQuirks,
   ) {
+    this.requests = new LspRequests(id, {
+      send: (message) => this.send(message),
+      stalled: (why) => {
+        if (!this.exitedFlag) this.fail(why);
+      },
+    });
     child.stdout?.on('data', (chunk: Buffer) => this.onData(chunk));
     child.stderr?.on('data', (chunk: Buffer) => {
       if (this.stderr.length < 4000) this.stderr += chunk.toString();
     });
     child.on('exit', () => {
       this.exitedFlag = true;
-      this.forgetUnanswered();
       // What the server started and left in its group goes with it (tsserver's typings installer
       // runs npm with the user's HOME; it would go on writing after the run).
       this.signalGroup('SIGKILL');
       this.onExit?.();
       // Waiters for pushed diagnostics stop waiting: nothing more will come.
       for (const listener of this.listeners) listener('');
-      for (const p of this.pending.values())
-        p.reject(
-          new SvcError(
-            'unavailable',
-            `language server ${id} exited${this.stderr ? `: ${this.stderr.trim().slice(0, 300)}` : ''}`,
-          ),
-        );
-      this.pending.clear();
+      this.requests.endAll(
+        new SvcError(
+          'unavailable',
+          `language server ${id} exited${this.stderr ? `: ${this.stderr.trim().slice(0, 300)}` : ''}`,
+        ),
+      );
     });
   }
 
@@ -319,12 +317,8 @@ export class LspClient {
   private reopen(uri: string, languageId: string, text: string): void {
     this.notify('textDocument/didClose', { textDocument: { uri } });
     this.reopening.add(uri);
-    const id = this.nextId++;
     // Settled as its answer is read (an exit rejects it), before the frames that follow it.
-    const settle = () => this.reopening.delete(uri);
-    this.pending.set(id, { resolve: settle, reject: settle });
-    this.send({ jsonrpc: '2.0', id, method: BARRIER_METHOD, params: null });
-    this.watch(id, BARRIER_METHOD);
+    this.requests.barrier(BARRIER_METHOD, () => this.reopening.delete(uri));
     this.versions.delete(uri);
     this.sync(uri, languageId, text);
   }
@@ -378,46 +372,7 @@ export class LspClient {
     if (this.failure) return Promise.reject(this.failure);
     if (this.exitedFlag)
       return Promise.reject(new SvcError('unavailable', `language server ${this.id} is not running`));
-    const id = this.nextId++;
-    this.send({ jsonrpc: '2.0', id, method, params });
-    // A start that gets no answer fails after its own time (LSP_TIMEOUTS.startMs), and is killed.
-    if (method !== 'initialize') this.watch(id, method);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(
-          new SvcError(
-            'timeout',
-            `language server ${this.id} did not answer ${method} within ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
-      this.pending.set(id, {
-        resolve: (v) => {
-          clearTimeout(timer);
-          resolve(v);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      });
-    });
-  }
-
-  /** A request sent: a server that has not answered it within LSP_TIMEOUTS.stallMs is stopped. */
-  private watch(id: number, method: string): void {
-    const ms = LSP_TIMEOUTS.stallMs;
-    const timer = setTimeout(() => {
-      if (this.unanswered.delete(id) && !this.exitedFlag)
-        this.fail(`stopped answering (no answer to ${method} within ${ms / 1000} s)`);
-    }, ms);
-    this.unanswered.set(id, timer.unref());
-  }
-
-  private forgetUnanswered(): void {
-    for (const timer of this.unanswered.values()) clearTimeout(timer);
-    this.unanswered.clear();
+    return this.requests.request(method, params, timeoutMs);
   }
 
   notify(method: string, params: unknown): void {
@@ -446,20 +401,12 @@ export class LspClient {
   private fail(why: string): void {
     const error = new SvcError('unavailable', `language server ${this.id} ${why}; svc stopped it`);
     this.failedWith = error;
-    this.forgetUnanswered();
-    for (const p of this.pending.values()) p.reject(error);
-    this.pending.clear();
+    this.requests.endAll(error);
     for (const listener of this.listeners) listener('');
     this.signalGroup('SIGKILL');
   }
 
-  private dispatch(message: {
-    id?: number;
-    method?: string;
-    params?: any;
-    result?: unknown;
-    error?: { message: string };
-  }): void {
+  private dispatch(message: Partial<LspResponse> & { method?: string; params?: any }): void {
     if (message.method && message.id !== undefined) {
       // Requests from the server: answer the usual ones so it does not wait on us.
       const result =
@@ -481,15 +428,6 @@ export class LspClient {
       for (const listener of this.listeners) listener(uri);
       return;
     }
-    if (message.id !== undefined) {
-      clearTimeout(this.unanswered.get(message.id));
-      this.unanswered.delete(message.id);
-      const pending = this.pending.get(message.id);
-      if (!pending) return;
-      this.pending.delete(message.id);
-      if (message.error)
-        pending.reject(new SvcError('unavailable', `language server ${this.id}: ${message.error.message}`));
-      else pending.resolve(message.result);
-    }
+    if (message.id !== undefined) this.requests.answer(message as LspResponse);
   }
 }

@@ -10,7 +10,7 @@ import type { LspServerConfig } from '../config/schema';
  * `startMs`: how long a server has to answer `initialize` before its start fails. A caller waits
  * for a start no longer than its own wait (lsp.ts); the start goes on meanwhile. `stallMs`: how
  * long a running server has to answer any request (its caller may have stopped waiting) before it
- * counts as hung: it is killed, and started again on the next use (lsp-client.ts `watch`).
+ * counts as hung: it is killed, and started again on the next use (lsp-requests.ts `watch`).
  * Mutable for tests only.
  */
 export const LSP_TIMEOUTS = { startMs: 30_000, stallMs: 120_000 };
