@@ -67,6 +67,7 @@ export class LspClient {
   ) {
     this.requests = new LspRequests(id, {
       send: (message) => this.send(message),
+      cancels: () => !this.stopping && !this.exitedFlag && !this.failedWith,
       stalled: (why) => {
         if (!this.exitedFlag) this.fail(why);
       },
@@ -198,11 +199,13 @@ export class LspClient {
           'textDocument/diagnostic',
           { textDocument: { uri } },
           options.waitMs,
+          options.signal,
         )) as {
           items?: RawDiagnostic[];
         };
         return answer(keptDiagnostics(report?.items), true);
       } catch (error) {
+        if (options.signal?.aborted) throw new SvcError('cancelled', 'diagnostics was cancelled');
         if (!SvcError.is(error) || error.code !== 'timeout') throw error;
         return { diagnostics: [], complete: false };
       }
@@ -264,7 +267,10 @@ export class LspClient {
     if (this.texts.get(uri) !== text) this.sync(uri, languageId, text);
     let lists: RawDiagnostic[] | undefined;
     try {
-      lists = await tsserverLists((method, params) => this.request(method, params, options.waitMs), uri);
+      lists = await tsserverLists(
+        (method, params) => this.request(method, params, options.waitMs, options.signal),
+        uri,
+      );
     } catch (error) {
       if (options.signal?.aborted) throw new SvcError('cancelled', 'diagnostics was cancelled');
       if (SvcError.is(error) && error.code === 'timeout') return { diagnostics: [], complete: false };
@@ -368,11 +374,15 @@ export class LspClient {
     }
   }
 
-  request(method: string, params: unknown, timeoutMs: number): Promise<unknown> {
+  /**
+   * A request, answered within `timeoutMs` or failed with a `timeout` error; `signal` aborted, it
+   * fails `cancelled`. Given up on either way, the server is told (`$/cancelRequest`).
+   */
+  request(method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.exitedFlag)
       return Promise.reject(new SvcError('unavailable', `language server ${this.id} is not running`));
-    return this.requests.request(method, params, timeoutMs);
+    return this.requests.request(method, params, timeoutMs, signal);
   }
 
   notify(method: string, params: unknown): void {

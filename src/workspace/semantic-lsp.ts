@@ -109,6 +109,7 @@ async function ask<T>(
       return { ok: false, reason: error.message };
     // A server that answers with an error (it cannot rename there, say) is a fallback too.
     if (error instanceof Error && !SvcError.is(error)) return { ok: false, reason: error.message };
+    // The call was aborted (its request cancelled at the server): no fallback.
     throw error;
   }
 }
@@ -121,12 +122,14 @@ export async function lspRename(
   offset: number,
   newName: string,
   related: RelatedFiles,
+  signal?: AbortSignal,
 ): Promise<LspAnswer<Map<string, TextEdit[]>>> {
   const answer = await ask(deps, target, text, related, ({ client, uri }) =>
     client.request(
       'textDocument/rename',
       { textDocument: { uri }, position: positionAt(text, offset), newName },
       REQUEST_MS,
+      signal,
     ),
   );
   if (!answer.ok) return answer;
@@ -246,8 +249,9 @@ export function lspReferences(
   text: string,
   offset: number,
   related: RelatedFiles,
+  signal?: AbortSignal,
 ): Promise<LspAnswer<CodeLocation[]>> {
-  return locate(deps, target, text, offset, related, 'textDocument/references', {
+  return locate(deps, target, text, offset, related, signal, 'textDocument/references', {
     context: { includeDeclaration: true },
   });
 }
@@ -258,8 +262,9 @@ export function lspDefinition(
   text: string,
   offset: number,
   related: RelatedFiles,
+  signal?: AbortSignal,
 ): Promise<LspAnswer<CodeLocation[]>> {
-  return locate(deps, target, text, offset, related, 'textDocument/definition', {});
+  return locate(deps, target, text, offset, related, signal, 'textDocument/definition', {});
 }
 
 /** A position request whose answer is locations (references, definition). */
@@ -269,6 +274,7 @@ async function locate(
   text: string,
   offset: number,
   related: RelatedFiles,
+  signal: AbortSignal | undefined,
   method: string,
   extra: Record<string, unknown>,
 ): Promise<LspAnswer<CodeLocation[]>> {
@@ -277,6 +283,7 @@ async function locate(
       method,
       { textDocument: { uri }, position: positionAt(text, offset), ...extra },
       REQUEST_MS,
+      signal,
     ),
   );
   if (!answer.ok) return answer;

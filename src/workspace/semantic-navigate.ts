@@ -128,7 +128,14 @@ export async function references(
   const limit = input.limit ?? 100;
   const target = deps.paths.resolve(symbol.path);
   const related = await relatedFiles(deps, finder, target.abs, symbol.name, ctx);
-  const answer = await lspReferences(deps, target, symbol.text, await nameOffset(symbol), related);
+  const answer = await lspReferences(
+    deps,
+    target,
+    symbol.text,
+    await nameOffset(symbol),
+    related,
+    ctx.signal,
+  );
   if (answer.ok && answer.value.length > 0) {
     return {
       symbol: strip(symbol),
@@ -201,7 +208,7 @@ export async function definition(
   const offset = lines.slice(0, input.line - 1).join('\n').length + (input.line > 1 ? 1 : 0) + word.start;
   const base = { path: target.rel, line: input.line, column: word.start + 1, name: word.name };
   const related = await relatedFiles(deps, finder, target.abs, word.name, ctx);
-  const answer = await lspDefinition(deps, target, text, offset, related);
+  const answer = await lspDefinition(deps, target, text, offset, related, ctx.signal);
   if (answer.ok && answer.value.length > 0)
     return { ...base, engine: 'lsp', server: answer.server, definitions: answer.value };
   const why = !answer.ok ? answer.reason : `language server ${answer.server} found no definition`;

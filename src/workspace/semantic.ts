@@ -263,7 +263,15 @@ async function planRename(
     throw new SvcError('invalid_input', 'new_name: it is the current name already');
   const target = deps.paths.resolve(symbol.path);
   const related = await relatedFiles(deps, finder, target.abs, symbol.name, ctx);
-  const answer = await lspRename(deps, target, symbol.text, await nameOffset(symbol), newName, related);
+  const answer = await lspRename(
+    deps,
+    target,
+    symbol.text,
+    await nameOffset(symbol),
+    newName,
+    related,
+    ctx.signal,
+  );
   if (answer.ok) {
     const scopeRel = scope ? deps.paths.resolve(scope, 'scope').rel : undefined;
     const pending: PendingChange[] = [];

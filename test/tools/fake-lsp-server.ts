@@ -1,7 +1,7 @@
 /**
  * The fake language server (test/fixtures/coding-tools/fake-lsp.mjs) as a `[lsp.fake]` entry for
- * `.ts` files: its every message logged, tagged to find its processes by, and its directory
- * writable in the command sandbox (the server runs there).
+ * `.ts` files: its every message logged (the methods, and each message whole), tagged to find its
+ * processes by, and its directory writable in the command sandbox (the server runs there).
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -15,12 +15,13 @@ export const FAKE_LSP = resolve(import.meta.dirname, '../fixtures/coding-tools/f
 export function fakeLspServer(flags: (dir: string) => string[]) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-lsp-fake-'));
   const log = join(dir, 'methods.log');
+  const messagesLog = join(dir, 'messages.jsonl');
   const tag = `--tag=${randomUUID()}`;
   const config = {
     lsp: {
       fake: {
         command: process.execPath,
-        args: [FAKE_LSP, ...flags(dir), `--log=${log}`, tag],
+        args: [FAKE_LSP, ...flags(dir), `--log=${log}`, `--messages=${messagesLog}`, tag],
         extensions: ['ts'],
       },
     },
@@ -42,5 +43,30 @@ export function fakeLspServer(flags: (dir: string) => string[]) {
       return false;
     }
   };
-  return { dir, config, initializes, running };
+  return { dir, config, initializes, running, ...receivedBy(messagesLog) };
+}
+
+/** What a fake server run with `--messages=<log>` read: its requests of a method, its cancels. */
+export function receivedBy(messagesLog: string) {
+  const received = (): { id?: number; method?: string; params?: any }[] => {
+    try {
+      return readFileSync(messagesLog, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
+    } catch {
+      return [];
+    }
+  };
+  /** The ids of the requests of `method` it read, in order. */
+  const requestIds = (method: string) =>
+    received()
+      .filter((m) => m.method === method && m.id !== undefined)
+      .map((m) => m.id as number);
+  /** The ids named by the `$/cancelRequest` notifications it read, in order. */
+  const cancelled = () =>
+    received()
+      .filter((m) => m.method === '$/cancelRequest' && m.id === undefined)
+      .map((m) => m.params?.id as number);
+  return { requestIds, cancelled };
 }

@@ -1,10 +1,12 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LSP_TIMEOUTS } from '../../src/workspace/lsp-client';
+import { LSP_TIMEOUTS, LspClient } from '../../src/workspace/lsp-client';
 import { LSP_BACKOFF } from '../../src/workspace/lsp-starts';
-import { fakeLspServer } from './fake-lsp-server';
+import { tmpWorkspace } from '../helpers/tmp-workspace';
+import { FAKE_LSP, fakeLspServer, receivedBy } from './fake-lsp-server';
 import { toolHarness } from './harness';
 
 const timeouts = { ...LSP_TIMEOUTS };
@@ -70,6 +72,8 @@ describe('a language server that failed is started again', () => {
       );
       for (let i = 0; i < 100 && server.running(); i++) await sleep(50);
       expect(server.running()).toBe(false);
+      // A server killed is not told to cancel what it was asked: it dies anyway.
+      expect(server.cancelled()).toEqual([]);
       expect(await diagnose(h)).toMatch(/^language server fake stopped answering/);
       expect(server.initializes()).toBe(2);
       // Its kill is counted once svc has seen it exit (a moment under load).
@@ -82,6 +86,161 @@ describe('a language server that failed is started again', () => {
         restarts: 2,
         last_error:
           'language server fake stopped answering (no answer to textDocument/diagnostic within 0.2 s); svc stopped it',
+      });
+    } finally {
+      await h.app.close();
+    }
+  });
+});
+
+/** `value()` once it is defined, polled for at most 10 s (the server logs what it reads a moment later). */
+async function until<T>(value: () => T | undefined): Promise<T | undefined> {
+  for (let i = 0; i < 200; i++) {
+    const found = value();
+    if (found !== undefined) return found;
+    await sleep(50);
+  }
+  return value();
+}
+
+const fakeStatus = async (h: Awaited<ReturnType<typeof toolHarness>>) =>
+  (await h.call('lsp_status', {})).servers.find((s: { id: string }) => s.id === 'fake');
+
+describe('a request svc stops waiting for is cancelled at the server ($/cancelRequest)', () => {
+  it('LSP-RECOVER-7: an aborted diagnostics call cancels its request and fails as cancelled; the server runs on', {
+    timeout: 60_000,
+  }, async () => {
+    const server = fakeServer(() => ['--hold=textDocument/diagnostic']);
+    const h = await toolHarness({ files: { 'a.ts': 'ERROR\n' }, config: server.config });
+    try {
+      const abort = new AbortController();
+      const call = h.call('diagnostics', { path: 'a.ts', wait_seconds: 30 }, { signal: abort.signal }).then(
+        () => 'answered',
+        (error: Error & { code?: string }) => error.code,
+      );
+      const id = await until(() => server.requestIds('textDocument/diagnostic')[0]);
+      expect(id).toBeDefined();
+      abort.abort();
+      expect(await until(() => server.cancelled()[0])).toBe(id);
+      expect(await call).toBe('cancelled');
+      expect(server.cancelled()).toEqual([id]);
+      // It answered the cancel (RequestCancelled), ignored by svc: not a crash, not a restart.
+      expect(await fakeStatus(h)).toMatchObject({ running: true, restarts: 0 });
+      expect(server.initializes()).toBe(1);
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('LSP-RECOVER-8: a request not answered within its wait is cancelled; the call answers incomplete', {
+    timeout: 60_000,
+  }, async () => {
+    const server = fakeServer(() => ['--hold=textDocument/diagnostic']);
+    const h = await toolHarness({ files: { 'a.ts': 'ERROR\n' }, config: server.config });
+    try {
+      const result = await h.call('diagnostics', { path: 'a.ts', wait_seconds: 1 });
+      expect(result).toMatchObject({ complete: false, diagnostics: [] });
+      const [id] = server.requestIds('textDocument/diagnostic');
+      expect(await until(() => server.cancelled()[0])).toBe(id);
+      expect(await fakeStatus(h)).toMatchObject({ running: true, restarts: 0 });
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it("LSP-RECOVER-9: an aborted symbol-references call cancels the server's references request, with no fallback", {
+    timeout: 60_000,
+  }, async () => {
+    const server = fakeServer(() => ['--hold=textDocument/references']);
+    const h = await toolHarness({
+      files: { 'a.ts': 'export const total = 1;\nconsole.log(total);\n' },
+      config: server.config,
+    });
+    try {
+      const abort = new AbortController();
+      const call = h
+        .call(
+          'search',
+          { mode: 'symbol-references', name_path: 'total', path: 'a.ts' },
+          { signal: abort.signal },
+        )
+        .then(
+          (r: { engine: string }) => `answered by ${r.engine}`,
+          (error: Error & { code?: string }) => error.code,
+        );
+      const id = await until(() => server.requestIds('textDocument/references')[0]);
+      expect(id).toBeDefined();
+      abort.abort();
+      expect(await until(() => server.cancelled()[0])).toBe(id);
+      expect(await call).toBe('cancelled');
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it.each([
+    ['the error RequestCancelled (-32800)', []],
+    ['its late result', ['--cancelled=result']],
+  ])(
+    'LSP-RECOVER-10: a cancelled request answered with %s shows the server alive: it is not killed as hung',
+    {
+      timeout: 60_000,
+    },
+    async (_, flags) => {
+      LSP_TIMEOUTS.stallMs = 3_000;
+      const dir = tmpWorkspace();
+      const messages = join(dir, 'messages.jsonl');
+      const server = {
+        command: process.execPath,
+        args: [FAKE_LSP, '--pull', '--hold=textDocument/diagnostic', ...flags, `--messages=${messages}`],
+        extensions: ['ts'],
+        disabled: false,
+      };
+      const client = await LspClient.start('fake', server, dir, process.env, { reopenWhenClean: false });
+      const received = receivedBy(messages);
+      try {
+        const uri = pathToFileURL(join(dir, 'a.ts')).href;
+        client.sync(uri, 'typescript', 'ERROR\n');
+        await expect(
+          client.request('textDocument/diagnostic', { textDocument: { uri } }, 100),
+        ).rejects.toThrow('language server fake did not answer textDocument/diagnostic within 100 ms');
+        const [id] = received.requestIds('textDocument/diagnostic');
+        expect(await until(() => received.cancelled()[0])).toBe(id);
+        // The request's stall watch (3 s from when it was sent) has run out by now: its answer,
+        // read meanwhile, ended it; unanswered, the server would be stopped as hung.
+        await sleep(LSP_TIMEOUTS.stallMs);
+        expect(client.failure).toBeUndefined();
+        expect(client.exited).toBe(false);
+        // It answers the next request.
+        await expect(client.request('svc/unknown', null, 10_000)).rejects.toThrow(
+          'language server fake: Unhandled method svc/unknown',
+        );
+      } finally {
+        await client.stop();
+      }
+    },
+  );
+
+  it('LSP-RECOVER-11: a server that answers neither a request nor its cancel is still found hung and killed', {
+    timeout: 60_000,
+  }, async () => {
+    LSP_TIMEOUTS.stallMs = 3_000;
+    const server = fakeServer(() => ['--hang-after-init']);
+    const h = await toolHarness({ files: { 'a.ts': 'ERROR\n' }, config: server.config });
+    try {
+      // The call's 1 s wait passes first: the request is cancelled, and still watched.
+      expect(await h.call('diagnostics', { path: 'a.ts', wait_seconds: 1 })).toMatchObject({
+        complete: false,
+      });
+      const [id] = server.requestIds('textDocument/diagnostic');
+      expect(await until(() => server.cancelled()[0])).toBe(id);
+      expect(await until(() => (server.running() ? undefined : true))).toBe(true);
+      // Its kill is counted once svc has seen it exit (a moment under load).
+      for (let i = 0; i < 200 && !(await fakeStatus(h)).last_error; i++) await sleep(50);
+      expect(await fakeStatus(h)).toMatchObject({
+        running: false,
+        last_error:
+          'language server fake stopped answering (no answer to textDocument/diagnostic within 3 s); svc stopped it',
       });
     } finally {
       await h.app.close();
