@@ -187,7 +187,8 @@ describe('a request svc stops waiting for is cancelled at the server ($/cancelRe
       timeout: 60_000,
     },
     async (_, flags) => {
-      LSP_TIMEOUTS.stallMs = 3_000;
+      // Room for the answer to the cancel to be read on a loaded machine before the watch runs out.
+      LSP_TIMEOUTS.stallMs = 6_000;
       const dir = tmpWorkspace();
       const messages = join(dir, 'messages.jsonl');
       const server = {
@@ -206,7 +207,7 @@ describe('a request svc stops waiting for is cancelled at the server ($/cancelRe
         ).rejects.toThrow('language server fake did not answer textDocument/diagnostic within 100 ms');
         const [id] = received.requestIds('textDocument/diagnostic');
         expect(await until(() => received.cancelled()[0])).toBe(id);
-        // The request's stall watch (3 s from when it was sent) has run out by now: its answer,
+        // The request's stall watch (6 s from when it was sent) has run out by now: its answer,
         // read meanwhile, ended it; unanswered, the server would be stopped as hung.
         await sleep(LSP_TIMEOUTS.stallMs);
         expect(client.failure).toBeUndefined();
