@@ -6,7 +6,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createGitRunner, type GitRunner } from '../workspace/git';
+import type { Config } from '../config/schema';
+import { configuredGitLimit, createGitRunner, type GitRunner } from '../workspace/git';
 
 export interface GitState {
   is_repo: boolean;
@@ -36,17 +37,25 @@ export interface GitState {
   git_dir?: string;
 }
 
-/** Where git runs: the workspace, with the environment svc was started with. */
+/**
+ * Where git runs: the workspace, with the environment svc was started with, under the configured
+ * memory limit (options.git.memory_limit_mb, for the heavy commands).
+ */
 export interface GitStateDeps {
   readonly workspace: string;
   readonly env: Readonly<Record<string, string | undefined>>;
+  readonly config: Pick<Config, 'options'>;
 }
 
 /** The longest a readout's git call takes: a readout answers promptly, or says git could not. */
 const READOUT_TIMEOUT_MS = 60_000;
 
 export function gitRunnerFor(app: GitStateDeps): GitRunner {
-  return createGitRunner(app.workspace, app.env, { timeoutMs: READOUT_TIMEOUT_MS });
+  return createGitRunner(app.workspace, app.env, {
+    timeoutMs: READOUT_TIMEOUT_MS,
+    // Read from the app at each call: a reloaded config applies.
+    ...configuredGitLimit(() => app.config),
+  });
 }
 
 export async function readGitState(app: GitStateDeps, git: GitRunner = gitRunnerFor(app)): Promise<GitState> {

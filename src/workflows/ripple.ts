@@ -9,8 +9,9 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, posix } from 'node:path';
+import type { Config } from '../config/schema';
 import { readRegularFile } from '../workspace/file-io';
-import { createGitRunner } from '../workspace/git';
+import { configuredGitLimit, createGitRunner } from '../workspace/git';
 import {
   breathe,
   fileSymbols,
@@ -31,6 +32,8 @@ const REFERENCES_HIGH = 10;
 export interface RippleDeps {
   readonly workspace: string;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The current config: git's memory limit (options.git.memory_limit_mb). */
+  readonly config: Pick<Config, 'options'>;
   readonly dataDir: string;
   readonly ws: Pick<Workspace, 'paths' | 'search'>;
 }
@@ -288,7 +291,11 @@ function riskNotes(
 }
 
 async function gitChanges(deps: RippleDeps): Promise<string[]> {
-  const git = createGitRunner(deps.workspace, deps.env);
+  const git = createGitRunner(
+    deps.workspace,
+    deps.env,
+    configuredGitLimit(() => deps.config),
+  );
   const head = await git.run(['rev-parse', '--verify', '--quiet', 'HEAD'], { allowFail: true });
   const tracked =
     head.code === 0

@@ -18,7 +18,7 @@ import type { CommandSpawner } from '../sandbox/spawn';
 import type { Clock, Ids } from '../util/ids';
 import { makeDirs } from '../util/make-dirs';
 import type { MutationGuard } from '../workspace/context';
-import { createGitRunner, type GitRunner } from '../workspace/git';
+import { configuredGitLimit, createGitRunner, type GitRunner } from '../workspace/git';
 import { createWorkspace } from '../workspace/workspace';
 import {
   assertDepth,
@@ -98,9 +98,7 @@ export interface WorktreeDeps extends DepthDeps {
 }
 
 /** The heavy git commands' memory limit as configured (src/workspace/git.ts). */
-const gitLimits = (config: Config) => ({
-  memoryLimitBytes: () => config.options.git.memory_limit_mb * 1024 * 1024,
-});
+const gitLimits = (config: Config) => configuredGitLimit(() => config);
 
 export async function spawnWorktreeOverride(
   deps: WorktreeDeps,

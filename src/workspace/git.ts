@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
+import type { Config } from '../config/schema';
 import { SvcError } from '../errors';
 import { WRAPPER_EXEC_FAILED, wrapped } from './child-limits';
 import { watchFifoWait } from './fifo-wait';
@@ -41,6 +42,17 @@ export interface GitRunnerOptions {
 
 /** options.git.memory_limit_mb's default, in bytes. */
 export const GIT_MEMORY_LIMIT_BYTES = 2 * 1024 * 1024 * 1024;
+
+/**
+ * The memory limit the user configured (options.git.memory_limit_mb; 0: none), read at each call
+ * so a reloaded config applies. Every runner svc builds for the workspace takes it: one without
+ * it runs under the default, whatever the user set.
+ */
+export const configuredGitLimit = (
+  config: () => Pick<Config, 'options'>,
+): Pick<GitRunnerOptions, 'memoryLimitBytes'> => ({
+  memoryLimitBytes: () => config().options.git.memory_limit_mb * 1024 * 1024,
+});
 
 /**
  * The commands that read or write the workspace's contents, whose work grows with what a

@@ -15,7 +15,7 @@ import type { MutationGuard } from './context';
 import { type ChangeCommitter, createChangeCommitter } from './file-changes';
 import { createFileHistory, type FileHistory } from './file-history';
 import { createFileOps, type FileOps } from './files';
-import { createGitRunner } from './git';
+import { configuredGitLimit, createGitRunner } from './git';
 import { createJobs, type Jobs } from './jobs';
 import { createLanguageServers, type LanguageServers } from './lsp';
 import type { ProgramTrust } from './lsp-catalog';
@@ -116,9 +116,7 @@ export function createWorkspace(deps: {
     },
   });
   const checkpoints = createCheckpoints({
-    git: createGitRunner(paths.root, deps.env, {
-      memoryLimitBytes: () => deps.config().options.git.memory_limit_mb * 1024 * 1024,
-    }),
+    git: createGitRunner(paths.root, deps.env, configuredGitLimit(deps.config)),
     root: paths.root,
     dataDir: deps.dataDir,
     clock: deps.clock,

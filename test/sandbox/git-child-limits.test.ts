@@ -6,14 +6,18 @@
  * memory and a SIGKILLed svc leaves no git behind. The light ones (rev-parse, status…) run plain:
  * the wrapper's two execs would cost more than the command. A fake `git` first on PATH reports
  * the limits it runs under and hands over to the real one (a `diff` with GIT_TEST_FAKE_PIDFILE set
- * writes its pid there and sleeps instead).
+ * writes its pid there and sleeps instead; with GIT_TEST_FAKE_LIMITS set it also appends its data
+ * limit and arguments there, for callers that keep no stderr).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { gitRunnerFor } from '../../src/observe/git-state';
+import { invokeTool } from '../../src/tools/core/call-tool';
 import { createGitRunner } from '../../src/workspace/git';
+import { isolatedEnv, makeTestApp } from '../helpers/make-test-app';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 
 const MiB = 1024 * 1024;
@@ -27,6 +31,7 @@ function fakeGit(): { path: string } {
     join(dir, 'git'),
     `#!/bin/sh
 echo "limits: $(grep 'Max data size' /proc/$$/limits)" >&2
+[ -n "$GIT_TEST_FAKE_LIMITS" ] && echo "$(grep 'Max data size' /proc/$$/limits | awk '{print $4}') $*" >> "$GIT_TEST_FAKE_LIMITS"
 case " $* " in *" diff "*) if [ -n "$GIT_TEST_FAKE_PIDFILE" ]; then echo $$ > "$GIT_TEST_FAKE_PIDFILE"; exec sleep 60; fi;; esac
 exec ${realGit} "$@"
 `,
@@ -70,6 +75,47 @@ describe.runIf(process.platform === 'linux')('git children of svc', () => {
     expect(dataLimit((await plain.run(['log', '-1', '--format=%H'])).stderr)).toBe(String(2048 * MiB));
     // A checkpoint's own commands run plain (git.ts HEAVY_GIT says why).
     expect(dataLimit((await plain.run(['add', '-A', '--dry-run'])).stderr)).toBe('unlimited');
+  });
+
+  it("GIT-LIMIT-5 the readouts' git runs its heavy commands under the configured limit, 0 as none", async () => {
+    const ws = tmpWorkspace({ git: true, files: { 'a.txt': 'a\n' } });
+    const { path } = fakeGit();
+    const app = await makeTestApp({
+      workspace: ws,
+      env: isolatedEnv(ws, { PATH: path }),
+      config: { options: { git: { memory_limit_mb: 64 } } },
+    });
+    // The readouts' runner (their git today is light: rev-parse, status, check-ignore).
+    const git = gitRunnerFor(app);
+    expect(dataLimit((await git.run(['log', '-1', '--format=%H'])).stderr)).toBe(String(64 * MiB));
+    // Read at each call, from the config of the moment.
+    writeFileSync(join(ws, 'svc.toml'), '[options.git]\nmemory_limit_mb = 0\n');
+    app.reloadConfig();
+    expect(dataLimit((await git.run(['log', '-1', '--format=%H'])).stderr)).toBe('unlimited');
+  });
+
+  it("GIT-LIMIT-6 analyze_ripple_impact's git diff of the working tree runs under the configured limit", async () => {
+    const ws = tmpWorkspace({ git: true, files: { 'a.ts': 'export const a = 1;\n' } });
+    writeFileSync(join(ws, 'a.ts'), 'export const a = 2;\n');
+    const { path } = fakeGit();
+    const log = join(tmpWorkspace(), 'limits.log');
+    const app = await makeTestApp({
+      workspace: ws,
+      env: isolatedEnv(ws, { PATH: path, GIT_TEST_FAKE_LIMITS: log }),
+      config: { options: { git: { memory_limit_mb: 64 } } },
+    });
+    const result = (await invokeTool(app, 'analyze_ripple_impact', {}, { surface: 'cli' })) as {
+      source: string;
+      changed: { path: string }[];
+    };
+    expect(result.source).toBe('git');
+    expect(result.changed.map((c) => c.path)).toContain('a.ts');
+    // The data limit of each `git diff` (svc's own -c settings come before the verb).
+    const diffs = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((line) => / diff --name-only /.test(line))
+      .map((line) => line.split(' ')[0]);
+    expect(diffs).toEqual([String(64 * MiB)]);
   });
 
   it('GIT-LIMIT-3 a heavy git past its limit ends with a conflict naming the limit and the option', async () => {
