@@ -6,6 +6,8 @@
  * @module
  */
 import { z } from 'zod';
+import { SvcError } from '../errors';
+import { isRemoteTool } from '../mcp-client/remote-tools';
 import { resolveSession } from '../sessions/resolve-session';
 import { sessionIdInput } from '../sessions/session-input';
 import { VERSION } from '../version';
@@ -143,9 +145,52 @@ function schemaEntry(tool: AnyTool, app: ToolHost): { input_schema: unknown; inp
   }
 }
 
+/**
+ * The most schema JSON one listing holds, in bytes. One MCP server may register 256 tools of up
+ * to 64 KiB of schema each (remote-tools.ts): 16 MiB handed to whoever asked, a model included.
+ * svc's own tools come first (about 75 KB in all), so no server crowds them out; then the servers'
+ * tools in name order. Past the budget a tool is listed with `input_schema: null` and how to ask
+ * for its schema alone (`tool`), which always fits.
+ */
+export const MAX_LISTING_SCHEMA_BYTES = 256 * 1024;
+
+type SchemaEntry = ReturnType<typeof schemaEntry>;
+
+/** Each tool's schema entry, within MAX_LISTING_SCHEMA_BYTES in all. */
+function listingSchemas(tools: AnyTool[], app: ToolHost): Map<string, SchemaEntry> {
+  const ordered = [...tools].sort(
+    (a, b) => Number(isRemoteTool(a)) - Number(isRemoteTool(b)) || a.name.localeCompare(b.name),
+  );
+  const entries = new Map<string, SchemaEntry>();
+  let spent = 0;
+  let exhausted = false;
+  for (const tool of ordered) {
+    const entry = exhausted ? undefined : schemaEntry(tool, app);
+    const bytes = entry?.input_schema ? Buffer.byteLength(JSON.stringify(entry.input_schema)) : 0;
+    if (entry && spent + bytes <= MAX_LISTING_SCHEMA_BYTES) {
+      spent += bytes;
+      entries.set(tool.name, entry);
+      continue;
+    }
+    // The rest go without: a listing's answer stays bounded whatever the servers register.
+    exhausted = true;
+    entries.set(tool.name, {
+      input_schema: null,
+      input_schema_error: `left out: this listing's schemas reached their ${MAX_LISTING_SCHEMA_BYTES / 1024} KiB budget; list_tool_capabilities with tool "${tool.name}" and include_schemas gives its schema`,
+    });
+  }
+  return entries;
+}
+
 export const listToolCapabilitiesInput = () =>
   funnelInput().extend({
-    include_schemas: z.boolean().default(false).describe('Include each tool input JSON Schema.'),
+    include_schemas: z
+      .boolean()
+      .default(false)
+      .describe(
+        `Include each tool input JSON Schema (${MAX_LISTING_SCHEMA_BYTES / 1024} KiB of schemas in all; past that, input_schema is null: ask with tool).`,
+      ),
+    tool: z.string().min(1).optional().describe('Only this tool (its name as listed). Omit for all.'),
   });
 
 export const listToolCapabilities = defineTool({
@@ -173,14 +218,23 @@ export const listToolCapabilities = defineTool({
   run: async (ctx, input) => {
     const { context, entries } = await funnelFor(ctx.app, input, ctx.sessionId);
     const byName = new Map(ctx.app.tools.gates().map((g) => [g.tool.name, g.tool]));
-    const tools = entries
+    const listed = input.tool === undefined ? entries : entries.filter((e) => e.name === input.tool);
+    if (input.tool !== undefined && listed.length === 0)
+      throw new SvcError('not_found', `tool: no tool "${input.tool}"; list_tool_capabilities lists them`);
+    const schemas = input.include_schemas
+      ? listingSchemas(
+          listed.map((e) => byName.get(e.name)!),
+          ctx.app,
+        )
+      : undefined;
+    const tools = listed
       .map((entry) => {
         const tool = byName.get(entry.name)!;
         return {
           ...entry,
           description: tool.description,
           surfaces: surfacesOf(tool),
-          ...(input.include_schemas ? schemaEntry(tool, ctx.app) : {}),
+          ...schemas?.get(entry.name),
         };
       })
       .sort((a, b) => a.name.localeCompare(b.name));

@@ -11,7 +11,8 @@
  * - a tool's answer (text, resource, structured content) reaches callers and the model without
  *   escape sequences, C1 controls or bidi overrides, and uncut; an image's base64 data as sent;
  * - `list_tool_capabilities include_schemas` never holds a server's too deep or too large schema
- *   (such a tool is not registered) and does not fail over it.
+ *   (such a tool is not registered) and does not fail over it; its schemas stay within
+ *   256 KiB in all (MAX_LISTING_SCHEMA_BYTES), svc's own first, the rest listed without and gettable by `tool`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -164,6 +165,45 @@ describe('MCP client: limits on what a server sends', () => {
       expect(tool.input_schema).toMatchObject({ type: 'object' });
       expect(JSON.stringify(tool.input_schema).length).toBeLessThan(MAX_SCHEMA_BYTES);
     }
+  });
+
+  it("MCP-CLEAN-8: list_tool_capabilities include_schemas holds at most 256 KiB of schemas, svc's own first; one tool's schema is asked for by name", async () => {
+    // Eight tools of 60 KB of schema each, under the 64 KiB per tool: 480 KB from one server.
+    const app = await connectedApp({ wide: stdio({ FAKE_MCP_MANY: '8', FAKE_MCP_MANY_SCHEMA: '60000' }) });
+    expect(status(app, 'wide').tools).toContain('mcp_wide_t7');
+    type Listing = {
+      count: number;
+      tools: { name: string; family: string; input_schema: unknown; input_schema_error?: string }[];
+    };
+    const list = async (input: Record<string, unknown>) =>
+      (await invokeTool(app, 'list_tool_capabilities', input, { surface: 'cli' })) as Listing;
+    const listing = await list({ include_schemas: true });
+    const bytes = (schema: unknown) => (schema === null ? 0 : Buffer.byteLength(JSON.stringify(schema)));
+    expect(listing.tools.reduce((sum, t) => sum + bytes(t.input_schema), 0)).toBeLessThanOrEqual(256 * 1024);
+    // svc's own tools all keep theirs: a server cannot crowd them out.
+    const own = listing.tools.filter((t) => !t.family.startsWith('mcp:'));
+    expect(own.length).toBeGreaterThan(50);
+    for (const tool of own) expect(tool.input_schema).toMatchObject({ type: 'object' });
+    const wide = listing.tools.filter((t) => t.name.startsWith('mcp_wide_t'));
+    expect(wide).toHaveLength(8);
+    const given = wide.filter((t) => t.input_schema !== null).map((t) => t.name);
+    const left = wide.filter((t) => t.input_schema === null);
+    expect(given.length).toBeGreaterThan(0);
+    expect(left.length).toBeGreaterThan(0);
+    // In name order: the first ones get theirs, the rest none.
+    expect(given).toEqual(wide.map((t) => t.name).slice(0, given.length));
+    for (const tool of left) {
+      expect(tool.input_schema_error).toBe(
+        `left out: this listing's schemas reached their 256 KiB budget; list_tool_capabilities with tool "${tool.name}" and include_schemas gives its schema`,
+      );
+    }
+    // Asked for alone, a tool left out gets its schema.
+    const one = await list({ tool: 'mcp_wide_t7', include_schemas: true });
+    expect(one.count).toBe(1);
+    expect(one.tools[0]).toMatchObject({ name: 'mcp_wide_t7', input_schema: { type: 'object' } });
+    expect(one.tools[0]).not.toHaveProperty('input_schema_error');
+    expect(bytes(one.tools[0].input_schema)).toBeGreaterThan(60_000);
+    await expect(list({ tool: 'mcp_wide_nope' })).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it("MCP-CLEAN-7: a server's schema descriptions and titles are made safe; its enum values stay as sent", async () => {
