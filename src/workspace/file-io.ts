@@ -12,6 +12,7 @@ import {
   fstatSync,
   openSync,
   readFileSync,
+  readlinkSync,
   readSync,
   realpathSync,
   renameSync,
@@ -39,6 +40,31 @@ export class NotRegularFileError extends Error {
   }
 }
 
+/**
+ * The file opened for a read is not the one whose location was checked: a path swapped for a
+ * symlink (or a directory on it for one) between the check and the open.
+ */
+export class MovedDuringReadError extends Error {
+  constructor(
+    readonly path: string,
+    /** Where the opened file really is. */
+    readonly opened: string,
+  ) {
+    super(`${path} now resolves to ${opened}, not the file that was checked`);
+    this.name = 'MovedDuringReadError';
+  }
+}
+
+/** Where an open descriptor's file really is (Linux), or `undefined` where that cannot be told. */
+function openedPath(fd: number): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a stat says a non-regular, non-directory entry is, in words. */
 function kindOf(stat: Stats): string {
   if (stat.isFIFO()) return 'FIFO (named pipe)';
@@ -55,9 +81,15 @@ function kindOf(stat: Stats): string {
  * and request of a service included; a FIFO a command made in the workspace, a socket or a device
  * is a `NotRegularFileError` here, at once. A directory is EISDIR, as `readFileSync` says it.
  */
-export function readRegularFile(abs: string, head?: number): Buffer {
+export function readRegularFile(abs: string, head?: number, checkedReal?: string): Buffer {
   const fd = openSync(abs, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   try {
+    // With the real location a containment check approved: the open must have reached that file
+    // (a swap in between, by a command the agent runs meanwhile, would read outside the workspace).
+    if (checkedReal !== undefined) {
+      const opened = openedPath(fd);
+      if (opened !== undefined && opened !== checkedReal) throw new MovedDuringReadError(abs, opened);
+    }
     const stat = fstatSync(fd);
     if (stat.isDirectory())
       throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${abs}'`), {

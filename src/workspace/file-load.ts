@@ -8,7 +8,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { SvcError } from '../errors';
 import type { OpContext } from './context';
-import { looksBinary, NotRegularFileError, readRegularFile, sha256 } from './file-io';
+import { looksBinary, MovedDuringReadError, NotRegularFileError, readRegularFile, sha256 } from './file-io';
 import type { PathResolver, ResolvedPath } from './paths';
 import type { ReadTracker } from './read-tracker';
 
@@ -122,8 +122,14 @@ export function createFileLoader(deps: { paths: PathResolver; reads: ReadTracker
  */
 export function readTarget(target: ResolvedPath, field: string, head?: number): Buffer {
   try {
-    return readRegularFile(target.abs, head);
+    return readRegularFile(target.abs, head, target.real);
   } catch (error) {
+    if (error instanceof MovedDuringReadError)
+      throw new SvcError(
+        'conflict',
+        `${field}: ${target.rel} changed while it was being read (it was swapped for a link elsewhere); nothing was read: check what changed it and read it again`,
+        { details: { field, reason: 'moved_during_read' } },
+      );
     if (error instanceof NotRegularFileError)
       throw new SvcError(
         'invalid_input',

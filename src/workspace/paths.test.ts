@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tmpWorkspace } from '../../test/helpers/tmp-workspace';
@@ -12,7 +12,13 @@ describe('path resolver', () => {
     symlinkSync(join(root, 'real'), join(root, 'inner-link'));
     symlinkSync(outside, join(root, 'outer-link'));
     const paths = createPathResolver({ root, home: '/home/u', allowOutside: () => false });
-    expect(paths.resolve('src/a.ts')).toEqual({ abs: join(root, 'src/a.ts'), rel: 'src/a.ts', inside: true });
+    expect(paths.resolve('src/a.ts')).toEqual({
+      abs: join(root, 'src/a.ts'),
+      rel: 'src/a.ts',
+      inside: true,
+      real: join(realpathSync(root), 'src/a.ts'),
+    });
+    expect(paths.resolve('inner-link/file.ts').real).toBe(join(realpathSync(root), 'real/file.ts'));
     expect(paths.resolve('.').rel).toBe('.');
     expect(paths.resolve(join(root, 'src', '..', 'src', 'new.ts')).rel).toBe('src/new.ts');
     expect(paths.resolve('inner-link/file.ts').rel).toBe('inner-link/file.ts');
@@ -33,6 +39,7 @@ describe('path resolver', () => {
       abs: '/etc/hostname',
       rel: '/etc/hostname',
       inside: false,
+      real: realpathSync('/etc/hostname'),
     });
   });
 });

@@ -17,6 +17,8 @@ export interface ResolvedPath {
   rel: string;
   /** True when the real location is inside the workspace. */
   inside: boolean;
+  /** The real location checked (symlinks followed): what a read must find open (`readTarget`). */
+  real?: string;
 }
 
 export interface PathResolver {
@@ -98,7 +100,7 @@ export function createPathResolver(deps: {
           { details: { field, path: input, resolved: real, workspace: root } },
         );
       }
-      return { abs, rel: inside && lexical ? display(abs) : abs, inside };
+      return { abs, rel: inside && lexical ? display(abs) : abs, inside, real };
     },
   };
 }
