@@ -58,7 +58,7 @@ export async function diagnosticsAfterEdit(
     }
     let text: string;
     try {
-      text = readRegularFile(target.abs).toString('utf8');
+      text = readRegularFile(target.abs, undefined, target.real).toString('utf8');
     } catch {
       continue; // deleted by the edit, or no regular file now
     }

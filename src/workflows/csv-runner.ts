@@ -12,7 +12,7 @@ import type { Config } from '../config/schema';
 import { SvcError, toSvcError } from '../errors';
 import type { Redactor } from '../redact';
 import type { OpContext } from '../workspace/context';
-import { readRegularFile } from '../workspace/file-io';
+import { readTarget } from '../workspace/file-load';
 import { realpathOfDeepest } from '../workspace/paths';
 import type { Workspace } from '../workspace/workspace';
 import { type CsvTable, parseCsv, toCsv } from './csv';
@@ -298,7 +298,7 @@ function readTable(deps: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput): CsvT
       `csv_path: ${target.rel} is ${stat.size} bytes, more than ${MAX_CSV_BYTES}`,
     );
   }
-  return parseCsv(readRegularFile(target.abs).toString('utf8'), `csv_path ${target.rel}`);
+  return parseCsv(readTarget(target, 'csv_path').toString('utf8'), `csv_path ${target.rel}`);
 }
 
 function outputTarget(deps: Pick<CsvRunnerDeps, 'ws'>, input: CsvFanOutInput) {

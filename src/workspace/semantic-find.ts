@@ -58,7 +58,7 @@ export function createSymbolFinder(deps: { paths: PathResolver; search: SearchOp
     try {
       const skipped = sizeSkip(statSync(target.abs).size);
       if (skipped) return { skipped };
-      const buffer = readRegularFile(target.abs);
+      const buffer = readRegularFile(target.abs, undefined, target.real);
       return looksBinary(buffer) ? undefined : { text: buffer.toString('utf8') };
     } catch {
       return undefined;
