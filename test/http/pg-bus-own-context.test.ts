@@ -49,7 +49,7 @@ async function rolledBack(app: App, sql: SqlClient, fn: () => Promise<void>): Pr
 /** Waits (bounded) until a statement matching `pattern` was sent from `from` on. */
 async function sent(statements: Statements, from: number, pattern: RegExp): Promise<void> {
   await vi.waitFor(() => expect(statements.sent.slice(from).some((text) => pattern.test(text))).toBe(true), {
-    timeout: 3000,
+    timeout: 10_000,
     interval: 10,
   });
 }
@@ -134,7 +134,7 @@ describe.skipIf(!pg.available)(
           await sent(statements, from, /^DELETE FROM file_reads/);
         });
         await vi.waitFor(async () => expect(await app.ws.reads.get(session.id, 'a.ts')).toBeUndefined(), {
-          timeout: 3000,
+          timeout: 10_000,
           interval: 10,
         });
         expect(transactionsOf(statements, from)).toEqual([['SELECT 1']]);

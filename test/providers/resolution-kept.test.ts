@@ -294,7 +294,7 @@ describe("a service's start-up learns its default model's window, and stores onl
     const chat = await windowServer(fake.url, () => 16384);
     const app = await windowApp(chat.url);
     await warmService(app);
-    await vi.waitFor(() => expect(chat.shows).toHaveLength(1));
+    await vi.waitFor(() => expect(chat.shows).toHaveLength(1), { timeout: 10_000 });
     await windowQuestionsSettled();
     expect(chat.shows).toHaveLength(1);
     const rows = JSON.parse(readFileSync(windowCachePath(app.providers.deps.dataDir), 'utf8'));
@@ -315,7 +315,7 @@ describe("a service's start-up learns its default model's window, and stores onl
     await warmService(app);
     // The start-up waits for the question only WINDOW_READY_WAIT_MS past its loads (COMPAT-PERF-328):
     // on a loaded box it is still under way here, and a request now would share it.
-    await vi.waitFor(() => expect(chat.shows).toHaveLength(1));
+    await vi.waitFor(() => expect(chat.shows).toHaveLength(1), { timeout: 10_000 });
     await windowQuestionsSettled();
     expect(chat.shows).toHaveLength(1);
     expect(existsSync(windowCachePath(app.providers.deps.dataDir))).toBe(false);
@@ -338,7 +338,7 @@ describe("a service's start-up learns its default model's window, and stores onl
     const hung = new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 10_000).unref());
     expect(await Promise.race([warm, hung])).toBe('ready');
     // The question goes on past the start-up (its server may not have read it yet).
-    await vi.waitFor(() => expect(chat.shows).toHaveLength(1));
+    await vi.waitFor(() => expect(chat.shows).toHaveLength(1), { timeout: 10_000 });
     // A request while the start-up's question is unanswered waits for that one, not its own.
     const first = ask(app);
     await new Promise((resolve) => setTimeout(resolve, 50));

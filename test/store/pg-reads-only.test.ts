@@ -250,8 +250,8 @@ describe.skipIf(!pg.available)('a read-only call ahead of its step`s first state
     writeFileSync(join(app.workspace, 'hello.txt'), 'hello audit\n');
     await app.bus.flush();
     // The setup's own background writes (the recommendation recorder's sweep after the session's
-    // events) done before the first call: 200 ms without a statement, 3 s at most.
-    for (let seen = -1, until = Date.now() + 3_000; seen !== sent.length && Date.now() < until; ) {
+    // events) done before the first call: 200 ms without a statement, 15 s at most.
+    for (let seen = -1, until = Date.now() + 15_000; seen !== sent.length && Date.now() < until; ) {
       seen = sent.length;
       await sleep(200);
     }

@@ -174,7 +174,7 @@ export const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
  * shown component's key handler in an effect after the frame is written, so a key sent at once
  * could arrive before anyone listens.
  */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 3000): Promise<void> {
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const start = Date.now();
   while (!(await check())) {
     if (Date.now() - start > timeoutMs) throw new Error('waitFor timed out');
