@@ -146,25 +146,48 @@ function backingOff(server: ResolvedServer, why: string, retryAt: number, at: nu
   );
 }
 
-/** A start the caller waits for at most `ms` (undefined: the whole start); it goes on meanwhile. */
-export async function waitFor<C>(id: string, start: Promise<C>, ms: number | undefined): Promise<C> {
-  if (ms === undefined) return start;
+/**
+ * A start the caller waits for at most `ms` (undefined: the whole start), and no longer than its
+ * `signal` (a cancelled tool call returns at once); the start goes on meanwhile, for later calls.
+ */
+export async function waitFor<C>(
+  id: string,
+  start: Promise<C>,
+  ms: number | undefined,
+  signal?: AbortSignal,
+): Promise<C> {
+  if (ms === undefined && !signal) return start;
+  if (signal?.aborted) throw cancelledWhileStarting(id);
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new SvcError(
-            'timeout',
-            `language server ${id} is still starting (no answer to initialize within the ${Math.round(ms / 100) / 10} s wait); later calls use it once it is up`,
+    if (ms !== undefined)
+      timer = setTimeout(
+        () =>
+          reject(
+            new SvcError(
+              'timeout',
+              `language server ${id} is still starting (no answer to initialize within the ${Math.round(ms / 100) / 10} s wait); later calls use it once it is up`,
+            ),
           ),
-        ),
-      ms,
-    );
+        ms,
+      );
+    if (signal) {
+      onAbort = () => reject(cancelledWhileStarting(id));
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
   });
   try {
     return await Promise.race([start, late]);
   } finally {
     clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
+}
+
+function cancelledWhileStarting(id: string): SvcError {
+  return new SvcError(
+    'cancelled',
+    `the call was cancelled while language server ${id} was starting; it goes on starting for later calls`,
+  );
 }

@@ -82,6 +82,8 @@ export interface LanguageServers {
       uri: string;
       open(other: ResolvedPath, text: string): void;
     }) => Promise<T>,
+    /** The caller's: a cancelled call stops waiting for a server still starting. */
+    signal?: AbortSignal,
   ): Promise<T | undefined>;
   close(): Promise<void>;
 }
@@ -181,12 +183,13 @@ export function createLanguageServers(deps: LanguageServerDeps): LanguageServers
     server: ResolvedServer,
     fn: (client: LspClient) => Promise<T>,
     startWaitMs?: number,
+    signal?: AbortSignal,
   ): Promise<T> => {
     inFlight.set(server.id, (inFlight.get(server.id) ?? 0) + 1);
     clearTimeout(idleTimers.get(server.id));
     idleTimers.delete(server.id);
     try {
-      return await fn(await waitFor(server.id, starts.client(server), startWaitMs));
+      return await fn(await waitFor(server.id, starts.client(server), startWaitMs, signal));
     } finally {
       inFlight.set(server.id, (inFlight.get(server.id) ?? 1) - 1);
       touch(server.id);
@@ -225,6 +228,7 @@ export function createLanguageServers(deps: LanguageServerDeps): LanguageServers
             waitMs: Math.max(0, deadline - Date.now()),
           }),
         options.waitMs,
+        options.signal,
       );
       const counts = { error: 0, warning: 0, information: 0, hint: 0 };
       for (const d of diagnostics) counts[d.severity]++;
@@ -237,18 +241,23 @@ export function createLanguageServers(deps: LanguageServerDeps): LanguageServers
         ...(dropped ? { dropped } : {}),
       };
     },
-    async withClient(target, text, fn) {
+    async withClient(target, text, fn, signal) {
       const server = serverOf(target.abs);
       if (!server) return undefined;
-      return using(server, (lsp) => {
-        const uri = pathToFileURL(target.abs).href;
-        const open = (other: ResolvedPath, otherText: string) => {
-          if (serverOf(other.abs)?.id === server.id)
-            lsp.sync(pathToFileURL(other.abs).href, languageId(server, other.abs), otherText);
-        };
-        open(target, text);
-        return fn({ id: server.id, client: lsp, uri, open });
-      });
+      return using(
+        server,
+        (lsp) => {
+          const uri = pathToFileURL(target.abs).href;
+          const open = (other: ResolvedPath, otherText: string) => {
+            if (serverOf(other.abs)?.id === server.id)
+              lsp.sync(pathToFileURL(other.abs).href, languageId(server, other.abs), otherText);
+          };
+          open(target, text);
+          return fn({ id: server.id, client: lsp, uri, open });
+        },
+        undefined,
+        signal,
+      );
     },
     async close() {
       closing.abort();

@@ -94,15 +94,21 @@ async function ask<T>(
   text: string,
   related: RelatedFiles,
   fn: (lsp: { client: LspClient; uri: string }) => Promise<T>,
+  signal?: AbortSignal,
 ): Promise<LspAnswer<T>> {
   if (!deps.lsp) return { ok: false, reason: 'no language servers in this workspace' };
   const server = deps.lsp.serverFor(target.abs);
   if (!server) return { ok: false, reason: `no language server handles ${target.rel}` };
   try {
-    const answer = await deps.lsp.withClient(target, text, async (lsp) => {
-      for (const file of related) if (file.target.abs !== target.abs) lsp.open(file.target, file.text);
-      return { ok: true as const, value: await fn(lsp), server: lsp.id };
-    });
+    const answer = await deps.lsp.withClient(
+      target,
+      text,
+      async (lsp) => {
+        for (const file of related) if (file.target.abs !== target.abs) lsp.open(file.target, file.text);
+        return { ok: true as const, value: await fn(lsp), server: lsp.id };
+      },
+      signal,
+    );
     return answer ?? { ok: false, reason: `no language server handles ${target.rel}` };
   } catch (error) {
     if (SvcError.is(error) && (error.code === 'unavailable' || error.code === 'timeout'))
@@ -124,13 +130,19 @@ export async function lspRename(
   related: RelatedFiles,
   signal?: AbortSignal,
 ): Promise<LspAnswer<Map<string, TextEdit[]>>> {
-  const answer = await ask(deps, target, text, related, ({ client, uri }) =>
-    client.request(
-      'textDocument/rename',
-      { textDocument: { uri }, position: positionAt(text, offset), newName },
-      REQUEST_MS,
-      signal,
-    ),
+  const answer = await ask(
+    deps,
+    target,
+    text,
+    related,
+    ({ client, uri }) =>
+      client.request(
+        'textDocument/rename',
+        { textDocument: { uri }, position: positionAt(text, offset), newName },
+        REQUEST_MS,
+        signal,
+      ),
+    signal,
   );
   if (!answer.ok) return answer;
   const edit = (answer.value ?? {}) as WorkspaceEdit;
@@ -278,13 +290,19 @@ async function locate(
   method: string,
   extra: Record<string, unknown>,
 ): Promise<LspAnswer<CodeLocation[]>> {
-  const answer = await ask(deps, target, text, related, ({ client, uri }) =>
-    client.request(
-      method,
-      { textDocument: { uri }, position: positionAt(text, offset), ...extra },
-      REQUEST_MS,
-      signal,
-    ),
+  const answer = await ask(
+    deps,
+    target,
+    text,
+    related,
+    ({ client, uri }) =>
+      client.request(
+        method,
+        { textDocument: { uri }, position: positionAt(text, offset), ...extra },
+        REQUEST_MS,
+        signal,
+      ),
+    signal,
   );
   if (!answer.ok) return answer;
   return { ok: true, value: toLocations(deps.paths, answer.value), server: answer.server };

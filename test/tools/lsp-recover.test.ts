@@ -247,4 +247,27 @@ describe('a request svc stops waiting for is cancelled at the server ($/cancelRe
       await h.app.close();
     }
   });
+
+  it('LSP-RECOVER-12: a call cancelled while its server is still starting returns at once, cancelled; the start goes on', {
+    timeout: 60_000,
+  }, async () => {
+    // The server never answers initialize: without the signal the call waited its whole 30 s.
+    const server = fakeServer(() => ['--hold=initialize']);
+    const h = await toolHarness({ files: { 'a.ts': 'ERROR\n' }, config: server.config });
+    try {
+      const abort = new AbortController();
+      const call = h.call('diagnostics', { path: 'a.ts', wait_seconds: 30 }, { signal: abort.signal }).then(
+        () => 'answered',
+        (error: Error & { code?: string; message: string }) => `${error.code}: ${error.message}`,
+      );
+      expect(await until(() => server.requestIds('initialize')[0])).toBeDefined();
+      abort.abort();
+      expect(await call).toMatch(/^cancelled: .*language server fake was starting/);
+      // Not stopped, not cancelled at the server: it goes on starting for later calls.
+      expect(server.cancelled()).toEqual([]);
+      expect(await fakeStatus(h)).toMatchObject({ restarts: 0 });
+    } finally {
+      await h.app.close();
+    }
+  });
 });
