@@ -98,6 +98,10 @@ async function stdioTransport(options: TransportOptions): Promise<Transport> {
     const value = options.env[name];
     if (value !== undefined) env[name] = value;
   }
+  // The server's stdin is a socket (Node's 'pipe'): a bash with a socket as stdin and no SHLVL
+  // takes itself for an sshd command and sources ~/.bashrc, whose output on stdout would be read
+  // as the protocol's. One shell level up, as under a terminal.
+  env.SHLVL = '1';
   Object.assign(env, config.env ?? {});
   if (!findExecutable(command, env.PATH ?? '', cwd)) {
     throw new SvcError(

@@ -332,6 +332,23 @@ describe('MCP client: stdio servers', () => {
       'svc: no MCP server "nope" in the config; configured: fake, missing',
     );
   });
+
+  it('MCP-SHELL-1: a server started through bash sources no ~/.bashrc (whose output would be read as the protocol)', async () => {
+    const home = tmpWorkspace();
+    const marker = join(home, 'bashrc-ran');
+    writeFileSync(join(home, '.bashrc'), `echo "welcome from .bashrc"\necho sourced >> '${marker}'\n`);
+    const app = await connectedApp({
+      wrapped: {
+        type: 'stdio',
+        command: 'bash',
+        args: ['-c', `exec '${process.execPath}' '${FIXTURE}'`],
+        env: { HOME: home },
+      },
+    });
+    expect(existsSync(marker)).toBe(false);
+    expect(status(app, 'wrapped').state).toBe('connected');
+    expect(app.tools.get('mcp_wrapped_echo')).toBeDefined();
+  });
 });
 
 function sleep(ms: number) {
