@@ -107,7 +107,9 @@ export class LspClient {
       : [server.command, ...server.args];
     const child = spawn(argv[0], argv.slice(1), {
       cwd: root,
-      env: { ...env, ...server.env } as NodeJS.ProcessEnv,
+      // SHLVL: a bash (a wrapper script) with the socket stdin and none would source ~/.bashrc,
+      // whose output would be read as the protocol's (src/mcp-client/transport.ts, alike).
+      env: { SHLVL: '1', ...env, ...server.env } as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group: stopping it reaches everything it started.
       detached: true,
