@@ -8,28 +8,12 @@
  *   reconnects with Last-Event-ID, shows what happened meanwhile and says in a quiet note why it
  *   reconnected.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import {
-  api,
-  LAUNCH_HOOK_MS,
-  launchBrowser,
-  openPage,
-  type Service,
-  shot,
-  startService,
-  TOKEN,
-  waitIdle,
-} from './harness';
+import { api, browserForFile, openPage, type Service, shot, startService, TOKEN, waitIdle } from './harness';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, LAUNCH_HOOK_MS);
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = browserForFile();
 
 /**
  * A raw client's event stream of the session (attach=0), read until `connected` and then kept
@@ -78,7 +62,7 @@ describe('web UI: a dropped event stream', () => {
     const service = await startService(provider, TOKEN, '[services.http]\nsse_max_streams_per_session = 1\n');
     const { session } = await api(service, 'POST', '/v1/sessions', { title: 'crowded' });
     const held = await holdStream(service, session.id);
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(browser());
     const streams: string[] = [];
     page.on('request', (request) => {
       if (isEvents(request.url(), session.id)) streams.push(request.url());
@@ -146,7 +130,7 @@ describe('web UI: a dropped event stream', () => {
       const latest = probe.lastEventId;
       expect(latest).toBeGreaterThan(0);
 
-      const { page, errors } = await openPage(browser);
+      const { page, errors } = await openPage(browser());
       // The first stream is the server's answer to a page that fell behind: `connected`, then
       // `dropped`. The second is held until another client has driven the session meanwhile.
       const lastEventIds: string[] = [];

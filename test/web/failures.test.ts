@@ -1,21 +1,8 @@
-/**
- * The web UI when things go wrong, and behind a reverse proxy. Pins:
- * - a session id that does not exist says so, with a way back;
- * - the server gone: a view that loads says the server cannot be reached (never a blank page);
- * - a token that no longer works (the service restarted with another) sends the page back to
- *   sign-in with the reason;
- * - under a path prefix (`/svc/`) the page loads its assets and talks to the API through it;
- * - the readouts render as views with their raw JSON one click away, the same JSON as the API;
- * - a prompt the server refused (413, 503) leaves the transcript and stays in the prompt box, with
- *   the reason; the transcript then holds only what the server took, before and after a reload.
- */
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
 import {
   api,
-  LAUNCH_HOOK_MS,
-  launchBrowser,
+  browserForFile,
   openPage,
   prefixProxy,
   shot,
@@ -25,13 +12,7 @@ import {
   waitIdle,
 } from './harness';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, LAUNCH_HOOK_MS);
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = browserForFile();
 
 describe('web UI failures', () => {
   it('names a missing session, a server that went away and a token that stopped working', {
@@ -40,7 +21,7 @@ describe('web UI failures', () => {
     const provider = await fakeProvider([]);
     const service = await startService(provider);
     const { session } = await api(service, 'POST', '/v1/sessions', { title: 'kept' });
-    const { page } = await openPage(browser);
+    const { page } = await openPage(browser());
     await page.goto(`${service.url}/#token=${TOKEN}`);
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
 
@@ -89,7 +70,7 @@ describe('web UI failures', () => {
     const provider = await fakeProvider([reply().text('the answer to the one that went through')]);
     const service = await startService(provider, TOKEN, '[services.http]\nmax_body_bytes = 8192\n');
     const { session } = await api(service, 'POST', '/v1/sessions', { title: 'refused' });
-    const { page } = await openPage(browser);
+    const { page } = await openPage(browser());
     await page.goto(`${service.url}/#token=${TOKEN}`);
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
     await page.goto(`${service.url}/#/s/${session.id}`);
@@ -150,7 +131,7 @@ describe('web UI failures', () => {
     await api(service, 'POST', `/v1/sessions/${session.id}/messages`, { prompt: 'hi' });
     await waitIdle(service, session.id);
     const base = await prefixProxy(service.url);
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(browser());
     const requests: string[] = [];
     page.on('request', (request) => requests.push(new URL(request.url()).pathname));
 

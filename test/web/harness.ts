@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { onTestFinished } from 'vitest';
+import { afterAll, beforeAll, onTestFinished } from 'vitest';
 import type { FakeProvider } from '../helpers/fake-provider';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { type SpawnedServer, spawnServer } from '../http/spawn-server';
@@ -52,6 +52,21 @@ export async function launchBrowser(): Promise<Browser> {
   }
 }
 export const LAUNCH_HOOK_MS = 60_000;
+
+/** One Chromium for a test file: launched before its tests, closed after; call the getter in a test. */
+export function browserForFile(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  }, LAUNCH_HOOK_MS);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (!browser) throw new Error('the browser did not launch (see the beforeAll hook)');
+    return browser;
+  };
+}
 
 /**
  * A fresh context (its own session storage) and page; console errors are collected. A failing test

@@ -8,28 +8,12 @@
  * - a permission request shows in both browsers; answered in one, it goes from both and the run
  *   resumes in both; the page fits a phone's width.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import {
-  api,
-  LAUNCH_HOOK_MS,
-  launchBrowser,
-  openPage,
-  type Service,
-  shot,
-  startService,
-  TOKEN,
-  waitIdle,
-} from './harness';
+import { api, browserForFile, openPage, type Service, shot, startService, TOKEN, waitIdle } from './harness';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, LAUNCH_HOOK_MS);
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = browserForFile();
 
 async function openSession(page: Page, service: Service, sessionId: string) {
   await page.goto(`${service.url}/#token=${TOKEN}`);
@@ -51,7 +35,7 @@ describe('web UI live', () => {
     ]);
     const service = await startService(provider);
     const { session } = await api(service, 'POST', '/v1/sessions', { title: 'reconnect' });
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(browser());
 
     // The token in the fragment signs in and is removed from the address.
     await page.goto(`${service.url}/#token=${TOKEN}`);
@@ -114,8 +98,8 @@ describe('web UI live', () => {
     ]);
     const service = await startService(provider);
     const { session } = await api(service, 'POST', '/v1/sessions', { title: 'shared' });
-    const a = await openPage(browser);
-    const b = await openPage(browser, { viewport: { width: 390, height: 844 } });
+    const a = await openPage(browser());
+    const b = await openPage(browser(), { viewport: { width: 390, height: 844 } });
     await openSession(a.page, service, session.id);
     await openSession(b.page, service, session.id);
 

@@ -1,21 +1,8 @@
-/**
- * Text from outside shown as plain text in the web UI (a session title in the sessions list and
- * the session's heading, a file name on a tool's line) shows a bidi override or
- * isolate as the permission card does, as a marker (`<U+202E>`), never raw: a raw one reorders
- * what follows it (`"<img …>\u202Eevil"` reads `live…`).
- */
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { api, LAUNCH_HOOK_MS, launchBrowser, openPage, shot, signIn, startService } from './harness';
+import { api, browserForFile, openPage, shot, signIn, startService } from './harness';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, LAUNCH_HOOK_MS);
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = browserForFile();
 
 const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
@@ -29,7 +16,7 @@ describe('web UI outside text', () => {
     const service = await startService(provider);
     const title = '<img src=x>\u202Eevil \u2066isolated\u2069 tail';
     await api(service, 'POST', '/v1/sessions', { title });
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(browser());
     await page.goto(`${service.url}/`);
     await signIn(page);
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();

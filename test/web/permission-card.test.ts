@@ -6,26 +6,11 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import {
-  LAUNCH_HOOK_MS,
-  launchBrowser,
-  openPage,
-  promptNewSession,
-  shot,
-  signIn,
-  startService,
-} from './harness';
+import { browserForFile, openPage, promptNewSession, shot, signIn, startService } from './harness';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, LAUNCH_HOOK_MS);
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = browserForFile();
 
 const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
@@ -36,7 +21,7 @@ describe('web UI permission card', () => {
     const command = `ls \u202e;touch PWNED_BIDI #\u202c${' '.repeat(400)}; echo TAIL_END`;
     const provider = await fakeProvider([reply().toolCall('bash', { command }), reply().text('Not run.')]);
     const service = await startService(provider);
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(browser());
     await page.goto(`${service.url}/`);
     await signIn(page);
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();

@@ -1,28 +1,8 @@
-/**
- * The web UI when a run fails: Debian's Chromium against the built service, the fake provider
- * answering HTTP 500. Pins: the transcript shows what failed (provider and model), the next step
- * and, one click away, the details (the classified failure's code and HTTP status).
- */
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import {
-  LAUNCH_HOOK_MS,
-  launchBrowser,
-  openPage,
-  promptNewSession,
-  shot,
-  startService,
-  TOKEN,
-} from './harness';
+import { browserForFile, openPage, promptNewSession, shot, startService, TOKEN } from './harness';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, LAUNCH_HOOK_MS);
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = browserForFile();
 
 const fast = { 'retry-after-ms': '5' };
 
@@ -34,7 +14,7 @@ describe('web UI: a failed run', () => {
       reply().httpError(500, { error: { message: 'upstream exploded' } }, fast),
     ]);
     const service = await startService(provider);
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(browser());
     await page.goto(`${service.url}/#token=${TOKEN}`);
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
     await promptNewSession(page, 'hello');

@@ -6,19 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openBrowser } from '../../src/surfaces/cli/commands/web';
 import { tmpWorkspace } from '../helpers/tmp-workspace';
 import { spawnServer } from '../http/spawn-server';
-import { LAUNCH_HOOK_MS, launchBrowser, openPage, shot } from './harness';
+import { browserForFile, openPage, shot } from './harness';
 
-let browser: Awaited<ReturnType<typeof launchBrowser>>;
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, LAUNCH_HOOK_MS);
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = browserForFile();
 
 describe('svc web', () => {
   it('prints a loopback address whose fragment token signs the page in', { timeout: 90_000 }, async () => {
@@ -37,7 +31,7 @@ describe('svc web', () => {
       (await fetch(`${url}/v1/sessions`, { headers: { authorization: `Bearer ${token}` } })).status,
     ).toBe(200);
 
-    const { page: tab } = await openPage(browser);
+    const { page: tab } = await openPage(browser());
     await tab.goto(page);
     await tab.getByRole('heading', { name: 'Sessions' }).waitFor();
     expect(tab.url()).toBe(`${url}/#/`);

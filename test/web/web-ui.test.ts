@@ -13,27 +13,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import {
-  LAUNCH_HOOK_MS,
-  launchBrowser,
-  openPage,
-  promptNewSession,
-  shot,
-  signIn,
-  startService,
-  TOKEN,
-} from './harness';
+import { browserForFile, openPage, promptNewSession, shot, signIn, startService, TOKEN } from './harness';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, LAUNCH_HOOK_MS);
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = browserForFile();
 
 const auth = { authorization: `Bearer ${TOKEN}` };
 
@@ -48,7 +32,7 @@ describe('web UI', () => {
       reply().text('I wrote **hello.txt**:\n\n```ts\nconst greeting: string = "hello";\n```\n'),
     ]);
     const service = await startService(provider);
-    const { page, context, errors } = await openPage(browser);
+    const { page, context, errors } = await openPage(browser());
     await page.goto(`${service.url}/`);
 
     // Sign-in: a wrong token is refused with a message, the page stays usable.
