@@ -94,7 +94,10 @@ describe('svc run', () => {
     expect(result.stdout).toBe('');
   });
 
-  it('exits 2 for bad usage: no prompt, a bad --output, a bad --max-steps, an unknown --session or agent', async () => {
+  // Several svc processes one after another (23.7 s on the last CI run here).
+  it('exits 2 for bad usage: no prompt, a bad --output, a bad --max-steps, an unknown --session or agent', {
+    timeout: 120_000,
+  }, async () => {
     const provider = await fakeProvider([]);
     const ws = workspace(provider.url);
     const noPrompt = await runBin(['run'], { cwd: ws, env: env(ws) });

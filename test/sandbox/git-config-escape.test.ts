@@ -92,7 +92,7 @@ describe('svc runs no command a repository config names', () => {
       } finally {
         await h.app.close();
       }
-    });
+    }, 180_000); // every git command of the summary, readouts and checkpoints: 12–36 s on a loaded CI box
   }
 
   it('a driver name the command line cannot carry stops svc git with a clear refusal', async () => {
