@@ -130,20 +130,9 @@ export async function lspRename(
   related: RelatedFiles,
   signal?: AbortSignal,
 ): Promise<LspAnswer<Map<string, TextEdit[]>>> {
-  const answer = await ask(
-    deps,
-    target,
-    text,
-    related,
-    ({ client, uri }) =>
-      client.request(
-        'textDocument/rename',
-        { textDocument: { uri }, position: positionAt(text, offset), newName },
-        REQUEST_MS,
-        signal,
-      ),
-    signal,
-  );
+  const answer = await positionRequest(deps, target, text, offset, related, signal, 'textDocument/rename', {
+    newName,
+  });
   if (!answer.ok) return answer;
   const edit = (answer.value ?? {}) as WorkspaceEdit;
   const byFile = new Map<string, TextEdit[]>();
@@ -279,8 +268,8 @@ export function lspDefinition(
   return locate(deps, target, text, offset, related, signal, 'textDocument/definition', {});
 }
 
-/** A position request whose answer is locations (references, definition). */
-async function locate(
+/** A request about a position in `target` (rename, references, definition): its raw answer. */
+function positionRequest(
   deps: SemanticLspDeps,
   target: ResolvedPath,
   text: string,
@@ -289,8 +278,8 @@ async function locate(
   signal: AbortSignal | undefined,
   method: string,
   extra: Record<string, unknown>,
-): Promise<LspAnswer<CodeLocation[]>> {
-  const answer = await ask(
+): Promise<LspAnswer<unknown>> {
+  return ask(
     deps,
     target,
     text,
@@ -304,6 +293,20 @@ async function locate(
       ),
     signal,
   );
+}
+
+/** A position request whose answer is locations (references, definition). */
+async function locate(
+  deps: SemanticLspDeps,
+  target: ResolvedPath,
+  text: string,
+  offset: number,
+  related: RelatedFiles,
+  signal: AbortSignal | undefined,
+  method: string,
+  extra: Record<string, unknown>,
+): Promise<LspAnswer<CodeLocation[]>> {
+  const answer = await positionRequest(deps, target, text, offset, related, signal, method, extra);
   if (!answer.ok) return answer;
   return { ok: true, value: toLocations(deps.paths, answer.value), server: answer.server };
 }
