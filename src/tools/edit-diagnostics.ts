@@ -7,7 +7,7 @@
  * @module
  */
 
-import { readRegularFile } from '../workspace/file-io';
+import { readTarget } from '../workspace/file-load';
 import type { Diagnostic } from '../workspace/lsp';
 import type { ToolContext } from './core/types';
 
@@ -58,7 +58,7 @@ export async function diagnosticsAfterEdit(
     }
     let text: string;
     try {
-      text = readRegularFile(target.abs, undefined, target.real).toString('utf8');
+      text = readTarget(target, 'path').toString('utf8');
     } catch {
       continue; // deleted by the edit, or no regular file now
     }

@@ -7,7 +7,8 @@
 import { statSync } from 'node:fs';
 import { SvcError } from '../errors';
 import type { OpContext } from './context';
-import { looksBinary, readRegularFile } from './file-io';
+import { looksBinary } from './file-io';
+import { readTarget } from './file-load';
 import type { PathResolver } from './paths';
 import type { SearchOps } from './search';
 import {
@@ -58,7 +59,7 @@ export function createSymbolFinder(deps: { paths: PathResolver; search: SearchOp
     try {
       const skipped = sizeSkip(statSync(target.abs).size);
       if (skipped) return { skipped };
-      const buffer = readRegularFile(target.abs, undefined, target.real);
+      const buffer = readTarget(target, 'path');
       return looksBinary(buffer) ? undefined : { text: buffer.toString('utf8') };
     } catch {
       return undefined;

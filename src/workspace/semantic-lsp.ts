@@ -252,9 +252,9 @@ export function lspReferences(
   related: RelatedFiles,
   signal?: AbortSignal,
 ): Promise<LspAnswer<CodeLocation[]>> {
-  return locate(deps, target, text, offset, related, signal, 'textDocument/references', {
+  return positionRequest(deps, target, text, offset, related, signal, 'textDocument/references', {
     context: { includeDeclaration: true },
-  });
+  }).then((answer) => locations(deps.paths, answer));
 }
 
 export function lspDefinition(
@@ -265,7 +265,9 @@ export function lspDefinition(
   related: RelatedFiles,
   signal?: AbortSignal,
 ): Promise<LspAnswer<CodeLocation[]>> {
-  return locate(deps, target, text, offset, related, signal, 'textDocument/definition', {});
+  return positionRequest(deps, target, text, offset, related, signal, 'textDocument/definition', {}).then(
+    (answer) => locations(deps.paths, answer),
+  );
 }
 
 /** A request about a position in `target` (rename, references, definition): its raw answer. */
@@ -295,20 +297,10 @@ function positionRequest(
   );
 }
 
-/** A position request whose answer is locations (references, definition). */
-async function locate(
-  deps: SemanticLspDeps,
-  target: ResolvedPath,
-  text: string,
-  offset: number,
-  related: RelatedFiles,
-  signal: AbortSignal | undefined,
-  method: string,
-  extra: Record<string, unknown>,
-): Promise<LspAnswer<CodeLocation[]>> {
-  const answer = await positionRequest(deps, target, text, offset, related, signal, method, extra);
+/** A position request's answer as locations (references, definition). */
+function locations(paths: PathResolver, answer: LspAnswer<unknown>): LspAnswer<CodeLocation[]> {
   if (!answer.ok) return answer;
-  return { ok: true, value: toLocations(deps.paths, answer.value), server: answer.server };
+  return { ok: true, value: toLocations(paths, answer.value), server: answer.server };
 }
 
 function toLocations(paths: PathResolver, raw: unknown): CodeLocation[] {
