@@ -17,7 +17,7 @@ import type { AnyTool } from '../../src/tools/core/define-tool';
 import { allTools } from '../../src/tools/index';
 import { type FakeProvider, fakeProvider, reply, type ScriptEntry } from '../helpers/fake-provider';
 import { makeTestApp, type TestAppOptions } from '../helpers/make-test-app';
-import { loggedEvents } from '../helpers/postgres';
+import { loggedEvents, TIMER_STATEMENTS } from '../helpers/postgres';
 import { until } from '../helpers/until';
 
 export const TOKEN = 'compat-test-token-7';
@@ -26,10 +26,12 @@ export const TOKEN = 'compat-test-token-7';
  * A statement of the node's background work, not of the request under test: its heartbeat, the
  * janitor's read of the running runs after it (every heartbeat: src/runs/pg-run-recovery.ts), the
  * readout recorder's reads and expiry sweep, the findings sweep (queued by an earlier request, it
- * may reach the database inside a later request's window on a loaded box).
+ * may reach the database inside a later request's window on a loaded box), and the timers'
+ * (`TIMER_STATEMENTS`: a run's cancel poll, the store monitor's probe, a lease's renewal).
  */
-export const BACKGROUND_STATEMENT =
-  /\b(cluster_nodes|recommendations|findings)\b|^SELECT \* FROM agent_runs WHERE status = 'running' ORDER BY row_seq$/;
+export const BACKGROUND_STATEMENT = new RegExp(
+  `\\b(cluster_nodes|recommendations|findings)\\b|^SELECT \\* FROM agent_runs WHERE status = 'running' ORDER BY row_seq$|${TIMER_STATEMENTS.source}`,
+);
 
 export interface CompatServer {
   app: App;
