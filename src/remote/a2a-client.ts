@@ -1,13 +1,21 @@
 /**
  * A2A client calls: fetch and validate an agent card, and JSON-RPC requests to the agent.
  * Conservative by design: http(s) only, no credentials in URLs, a size cap on answers, a timeout
- * on every call, and the bearer token only ever sent to the origin it belongs to.
+ * on every call, the bearer token only ever sent to the origin it belongs to, and no request to a
+ * link-local or cloud metadata address (a card names the JSON-RPC url, so a hostile card could
+ * point it there): checked before the request and again at connect (DNS rebinding).
  * @module
  */
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors';
 import { readBodyCapped } from '../util/read-body';
 import { safeTerminalText } from '../util/terminal-text';
+import {
+  blockedAtConnect,
+  blockedTargetAddress,
+  guardedDispatcher,
+  type Lookup,
+} from '../workspace/web-target';
 import {
   type AgentCardWire,
   agentCardSchema,
@@ -36,6 +44,8 @@ export interface A2aHttp extends TokenScope {
   signal?: AbortSignal;
   /** The answer size cap in bytes (default 4 MiB). */
   maxBytes?: number;
+  /** How a host name is resolved for the blocked-address check (the system's; tests give one). */
+  lookup?: Lookup;
 }
 
 export interface FetchedCard {
@@ -195,9 +205,15 @@ async function request(url: string, init: RequestInit, http: A2aHttp): Promise<R
   if (sendsToken(http, target)) headers.set('authorization', `Bearer ${http.token}`);
   const timeout = AbortSignal.timeout(CALL_TIMEOUT_MS);
   const signal = http.signal ? AbortSignal.any([http.signal, timeout]) : timeout;
+  const before = await blockedTargetAddress(target, http.lookup);
+  if (before) throw blockedA2aError(target, before);
+  // The connection resolves the name again: the dispatcher checks what it connects to.
+  const dispatcher = await guardedDispatcher(http.lookup);
   try {
-    return await http.fetch(url, { ...init, headers, signal, redirect: 'manual' });
+    return await http.fetch(url, { ...init, headers, signal, redirect: 'manual', dispatcher } as RequestInit);
   } catch (error) {
+    const blocked = blockedAtConnect(error);
+    if (blocked) throw blockedA2aError(target, blocked);
     if (http.signal?.aborted) throw new SvcError('cancelled', 'the delegation was cancelled');
     if (timeout.aborted)
       throw new SvcError('timeout', `no answer from ${target.origin} within ${CALL_TIMEOUT_MS / 1000}s`);
@@ -205,6 +221,16 @@ async function request(url: string, init: RequestInit, http: A2aHttp): Promise<R
       cause: error,
     });
   }
+}
+
+/** The refusal of an A2A url whose host is, or resolves to, a link-local or metadata address. */
+function blockedA2aError(url: URL, blocked: string): SvcError {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return new SvcError(
+    'forbidden',
+    `A2A: ${url.origin} is ${blocked === host ? '' : `${host}, which resolves to `}${blocked}, a link-local or cloud metadata address; svc sends no A2A request there (an agent card naming it for its JSON-RPC url is refused)`,
+    { details: { reason: 'blocked_address', address: blocked } },
+  );
 }
 
 /**

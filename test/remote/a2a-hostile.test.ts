@@ -5,13 +5,16 @@
  * - an answer is read only up to the size cap, also when it comes chunked (no content-length);
  * - a capability is matched only against configured and deployed agents (a card fetched once by
  *   card_url never wins), and the prompt names the agent and origin it resolved to;
- * - the CLI text of a delegation carries none of the remote's escape sequences or control characters.
+ * - the CLI text of a delegation carries none of the remote's escape sequences or control characters;
+ * - no A2A request goes to a link-local or cloud metadata address: a card naming one for its
+ *   JSON-RPC url is refused before any request there, and a name that resolves to one at connect
+ *   (DNS rebinding: another address to the check before) is refused at connect.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { App } from '../../src/app';
-import { fetchAgentCard } from '../../src/remote/a2a-client';
+import { fetchAgentCard, rpcCall } from '../../src/remote/a2a-client';
 import { invokeTool } from '../../src/tools/core/call-tool';
 import type { PermissionRequest } from '../../src/tools/core/types';
 import { a2aDelegate } from '../../src/tools/remote';
@@ -245,4 +248,55 @@ describe('A2A delegation to hostile agents', () => {
     const error = await call(app, { card_url: broken.url, message: 'hi' }).catch((e: Error) => e);
     expect((error as Error).message).toMatch(/answered 500: boom $/);
   }, 30_000);
+  it('A2A-GUARD-1: a card naming a metadata address for its JSON-RPC url is refused, nothing sent there', async () => {
+    const cardHost = await rpcAgent(
+      () => card('builder', 'http://169.254.169.254/latest/meta-data/', { id: 'build', tags: ['build'] }),
+      () => ({}),
+    );
+    const app = await appWith({ builder: { url: cardHost.url, token: 'tok-SECRET-builder' } });
+    const refused = await call(app, { agent_name: 'builder', message: 'hi', timeout_seconds: 5 }).then(
+      () => undefined,
+      (error: Error & { code?: string; details?: Record<string, unknown> }) => error,
+    );
+    expect(refused?.message).toContain('169.254.169.254, a link-local or cloud metadata address');
+    expect(refused?.code).toBe('forbidden');
+    expect(refused?.details).toMatchObject({ reason: 'blocked_address', address: '169.254.169.254' });
+    expect(refused?.message).not.toContain('tok-SECRET');
+    // The card was read (from the configured origin); the JSON-RPC call never left.
+    expect(cardHost.seen.map((seen) => seen.path)).toContain('/.well-known/agent-card.json');
+    expect(cardHost.seen.filter((seen) => seen.rpc)).toEqual([]);
+  }, 30_000);
+
+  it('A2A-GUARD-2: a name that resolves to a metadata address only at connect (DNS rebinding) is refused there', async () => {
+    const target = await rpcAgent(
+      () => ({}),
+      () => task('completed', 'reached'),
+    );
+    const port = new URL(target.url).port;
+    // The check before the request is answered 127.0.0.1 (the agent), the connection's own lookup
+    // 169.254.169.254: what connects is what is checked.
+    let lookups = 0;
+    const lookup = async () => [{ address: ++lookups === 1 ? '127.0.0.1' : '169.254.169.254' }];
+    const http = { fetch: globalThis.fetch, lookup };
+    const refused = await rpcCall(`http://agent.rebind.test:${port}/a2a`, 'message/send', {}, http).then(
+      () => undefined,
+      (error: Error & { code?: string }) => error,
+    );
+    expect(lookups).toBe(2);
+    expect(refused?.code).toBe('forbidden');
+    expect(refused?.message).toContain('agent.rebind.test, which resolves to 169.254.169.254');
+    expect(target.seen).toEqual([]);
+    // A name answered the agent's address both times reaches it.
+    const reached = await rpcCall(
+      `http://agent.ok.test:${port}/a2a`,
+      'message/send',
+      {},
+      {
+        fetch: globalThis.fetch,
+        lookup: async () => [{ address: '127.0.0.1' }],
+      },
+    );
+    expect(reached).toMatchObject({ status: { state: 'completed' } });
+    expect(target.seen.map((seen) => seen.rpc)).toEqual(['message/send']);
+  });
 });
