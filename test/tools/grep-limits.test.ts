@@ -27,22 +27,26 @@ describe('grep limits', () => {
       truncated: true,
       note: 'stopped after 200 ms: the pattern is slow on this workspace; these are the results found until then. Narrow path or glob, or simplify the pattern',
     });
-    // About 8 s unstopped; a second is time to compile the pattern and find the needle in a.txt,
-    // and what was found before the time ran out is in the answer.
-    const slower = createSearchOps({ paths, dataDir: join(root, '.svc'), timeLimitMs: 1_000 });
+    // About 8 s unstopped; two seconds are time to compile the pattern and find the needle in a.txt
+    // (one was, on a quiet box), and what was found before the time ran out is in the answer.
+    const slower = createSearchOps({ paths, dataDir: join(root, '.svc'), timeLimitMs: 2_000 });
     started = Date.now();
     const files = await slower.grep(
       { pattern: 'needle|x{300}{100}', output_mode: 'files' },
       { tool: 'grep' },
     );
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(7_000);
     expect(files).toMatchObject({
       files: ['a.txt'],
       truncated: true,
-      note: expect.stringMatching(/^stopped after 1 s: /),
+      note: expect.stringMatching(/^stopped after 2 s: /),
     });
-    // A quick search has no note.
-    expect(await ops.grep({ pattern: 'needle', path: 'a.txt' }, { tool: 'grep' })).not.toHaveProperty('note');
+    // A search that ends within its limit has no note. Its limit is not 200 ms: on a loaded box (CI's
+    // Node 24 leg) even a one-file search took longer than that once.
+    const roomy = createSearchOps({ paths, dataDir: join(root, '.svc'), timeLimitMs: 60_000 });
+    expect(await roomy.grep({ pattern: 'needle', path: 'a.txt' }, { tool: 'grep' })).not.toHaveProperty(
+      'note',
+    );
   });
 
   it('the model reads the note, found matches or none', async () => {
