@@ -11,12 +11,7 @@
 
 import { SvcError } from '../errors';
 import { isLoopbackHostname } from '../util/loopback';
-import {
-  blockedAtConnect,
-  blockedTargetAddress,
-  guardedDispatcher,
-  type Lookup,
-} from '../workspace/web-target';
+import { blockedTargetAddress, guardedFetch, type Lookup } from '../workspace/web-target';
 import { cappedFetch } from './capped-fetch';
 
 /** The cap of one OAuth answer (metadata, registration, tokens). */
@@ -43,22 +38,23 @@ export function oauthFetch(base: typeof fetch, options: OAuthFetchOptions): type
       const wellKnown = url.pathname.startsWith('/.well-known/');
       return options.capAll || wellKnown ? capped(input, init) : base(input, init);
     }
-    await checkOAuthEndpoint(options.id, url, options.lookup);
-    // The connection checks the address it uses too: a DNS answer changed since the check cannot
-    // take the secrets to a metadata address (workspace/web-target.ts, guardedDispatcher).
-    const dispatcher = await guardedDispatcher(options.lookup);
-    try {
-      return await capped(input, { ...init, dispatcher } as RequestInit);
-    } catch (error) {
-      const blocked = blockedAtConnect(error);
-      if (blocked) throw blockedEndpointError(options.id, url, blocked);
-      throw error;
-    }
+    checkSecureEndpoint(options.id, url);
+    // Checked before the request and by the connection itself: a DNS answer changed since the
+    // check cannot take the secrets to a metadata address (workspace/web-target.ts).
+    const refuse = (blocked: string) => blockedEndpointError(options.id, url, blocked);
+    return guardedFetch(capped, input, init, refuse, options.lookup);
   };
 }
 
 /** Refuses an OAuth endpoint taken from a server's answer that svc sends nothing to. */
 export async function checkOAuthEndpoint(id: string, url: URL, lookup?: Lookup): Promise<void> {
+  checkSecureEndpoint(id, url);
+  const blocked = await blockedTargetAddress(url, lookup);
+  if (blocked) throw blockedEndpointError(id, url, blocked);
+}
+
+/** Refuses an OAuth endpoint that is not https: (or http: on a loopback host). */
+function checkSecureEndpoint(id: string, url: URL): void {
   const shown = `${url.protocol}//${url.host}${url.pathname}`.slice(0, 120);
   const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHostname(url.hostname));
   if (!secure) {
@@ -68,8 +64,6 @@ export async function checkOAuthEndpoint(id: string, url: URL, lookup?: Lookup):
       { details: { mcp_server: id, reason: 'insecure_endpoint', scheme: url.protocol, host: url.hostname } },
     );
   }
-  const blocked = await blockedTargetAddress(url, lookup);
-  if (blocked) throw blockedEndpointError(id, url, blocked);
 }
 
 function blockedEndpointError(id: string, url: URL, blocked: string): SvcError {

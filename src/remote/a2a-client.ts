@@ -10,12 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors';
 import { readBodyCapped } from '../util/read-body';
 import { safeTerminalText } from '../util/terminal-text';
-import {
-  blockedAtConnect,
-  blockedTargetAddress,
-  guardedDispatcher,
-  type Lookup,
-} from '../workspace/web-target';
+import { blockedAddressError, guardedFetch, type Lookup } from '../workspace/web-target';
 import {
   type AgentCardWire,
   agentCardSchema,
@@ -205,15 +200,18 @@ async function request(url: string, init: RequestInit, http: A2aHttp): Promise<R
   if (sendsToken(http, target)) headers.set('authorization', `Bearer ${http.token}`);
   const timeout = AbortSignal.timeout(CALL_TIMEOUT_MS);
   const signal = http.signal ? AbortSignal.any([http.signal, timeout]) : timeout;
-  const before = await blockedTargetAddress(target, http.lookup);
-  if (before) throw blockedA2aError(target, before);
-  // The connection resolves the name again: the dispatcher checks what it connects to.
-  const dispatcher = await guardedDispatcher(http.lookup);
+  const refuse = (blocked: string) =>
+    blockedAddressError(
+      `A2A: ${target.origin}`,
+      target,
+      blocked,
+      'svc sends no A2A request there (an agent card naming it for its JSON-RPC url is refused)',
+    );
   try {
-    return await http.fetch(url, { ...init, headers, signal, redirect: 'manual', dispatcher } as RequestInit);
+    const requestInit = { ...init, headers, signal, redirect: 'manual' } as RequestInit;
+    return await guardedFetch(http.fetch, url, requestInit, refuse, http.lookup);
   } catch (error) {
-    const blocked = blockedAtConnect(error);
-    if (blocked) throw blockedA2aError(target, blocked);
+    if (SvcError.is(error)) throw error;
     if (http.signal?.aborted) throw new SvcError('cancelled', 'the delegation was cancelled');
     if (timeout.aborted)
       throw new SvcError('timeout', `no answer from ${target.origin} within ${CALL_TIMEOUT_MS / 1000}s`);
@@ -221,16 +219,6 @@ async function request(url: string, init: RequestInit, http: A2aHttp): Promise<R
       cause: error,
     });
   }
-}
-
-/** The refusal of an A2A url whose host is, or resolves to, a link-local or metadata address. */
-function blockedA2aError(url: URL, blocked: string): SvcError {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  return new SvcError(
-    'forbidden',
-    `A2A: ${url.origin} is ${blocked === host ? '' : `${host}, which resolves to `}${blocked}, a link-local or cloud metadata address; svc sends no A2A request there (an agent card naming it for its JSON-RPC url is refused)`,
-    { details: { reason: 'blocked_address', address: blocked } },
-  );
 }
 
 /**

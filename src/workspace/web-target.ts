@@ -60,12 +60,50 @@ export async function refuseBlockedTarget(url: URL, lookup: Lookup = systemLooku
 
 /** The refusal of `url`, whose host is or resolves to `blocked`. */
 export function blockedTargetError(url: URL, blocked: string): SvcError {
+  return blockedAddressError(
+    `url: ${url.href}`,
+    url,
+    blocked,
+    "svc's web tools never fetch those (use bash with curl if you need it, where the sandbox and your permissions decide)",
+  );
+}
+
+/**
+ * The refusal of a request to `url`, whose host is or resolves to `blocked`: `subject` names the
+ * URL as the message shows it, `after` says what svc does not do and what to do instead.
+ */
+export function blockedAddressError(subject: string, url: URL, blocked: string, after: string): SvcError {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   return new SvcError(
     'forbidden',
-    `url: ${url.href} is ${blocked === host ? '' : `${host}, which resolves to `}${blocked}, a link-local or cloud metadata address; svc's web tools never fetch those (use bash with curl if you need it, where the sandbox and your permissions decide)`,
+    `${subject} is ${blocked === host ? '' : `${host}, which resolves to `}${blocked}, a link-local or cloud metadata address; ${after}`,
     { details: { reason: 'blocked_address', address: blocked } },
   );
+}
+
+/**
+ * One request that goes to no blocked address: its URL's host is checked before it is asked and
+ * the connection checks what it connects to (`guardedDispatcher`); either refusal is
+ * `refuse(address)`. Redirects are the caller's (`init.redirect`): each hop is a request of its own.
+ */
+export async function guardedFetch(
+  fetchImpl: typeof fetch,
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+  refuse: (blocked: string) => Error,
+  lookup?: Lookup,
+): Promise<Response> {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  const before = await blockedTargetAddress(url, lookup);
+  if (before) throw refuse(before);
+  const dispatcher = await guardedDispatcher(lookup);
+  try {
+    return await fetchImpl(input, { ...init, dispatcher } as RequestInit);
+  } catch (error) {
+    const blocked = blockedAtConnect(error);
+    if (blocked) throw refuse(blocked);
+    throw error;
+  }
 }
 
 /** The code of a connection refused by `guardedDispatcher`'s lookup; the address is on the error. */
