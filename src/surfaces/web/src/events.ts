@@ -10,6 +10,11 @@
  * nothing. `stream_limit` means the session has as many streams open as the server allows
  * (`sse_max_streams_per_session`) and none gave way: asking again at once would be refused again,
  * so the page says so and asks again only after a long back-off, or when told to (`retry`).
+ *
+ * A browser opens at most 6 connections to one server over HTTP/1.1 and every stream holds one, so
+ * with `pauseWhenHidden` a page hidden for longer than a grace period lets its stream go (when its
+ * caller says it may: nothing needs it attached) and waits, `paused`, until it is shown again; it
+ * then reconnects with the `Last-Event-ID` it kept, and the server replays what it missed.
  * @module
  */
 import { createParser } from 'eventsource-parser';
@@ -30,6 +35,8 @@ export type StreamStatus =
   | { state: 'reconnecting'; reason: string; attempt: number; inMs: number; dropped?: StreamDrop }
   /** Refused: the session has as many streams as the server allows; asked again in `inMs`. */
   | { state: 'limited'; drop: StreamDrop; attempt: number; inMs: number }
+  /** The page is hidden and let its stream go; it reconnects when the page is shown again. */
+  | { state: 'paused' }
   | { state: 'stopped'; error: ApiError };
 
 export interface StreamOptions {
@@ -46,6 +53,11 @@ export interface StreamOptions {
   /** The back-off after a `stream_limit` refusal: from this, doubling up to `maxLimitedDelayMs`. */
   limitedDelayMs?: number;
   maxLimitedDelayMs?: number;
+  /**
+   * Let the stream go once the page has been hidden for `graceMs` and `mayPause()` agrees (asked
+   * again every `graceMs` while it does not); connect again, with `Last-Event-ID`, when shown.
+   */
+  pauseWhenHidden?: { graceMs: number; mayPause(): boolean };
 }
 
 export interface EventStream {
@@ -63,17 +75,32 @@ export function openEventStream(options: StreamOptions): EventStream {
   const maxDelay = options.maxDelayMs ?? 8_000;
   const limitedDelay = options.limitedDelayMs ?? 10_000;
   const maxLimitedDelay = options.maxLimitedDelayMs ?? 60_000;
-  /** Ends the current back-off early (`retry`). */
+  /** Ends the current wait early (`retry`, a pause, the page shown again). */
   let wake: (() => void) | undefined;
   /** Refusals for the stream limit in a row; `retry` starts the back-off over. */
   let refusals = 0;
   /** The drop for falling behind that the next `live` status reports as resumed after. */
   let behind: StreamDrop | undefined;
+  /** The current connection's controller: aborted when the stream closes or pauses. */
+  let connection: AbortController | undefined;
+  const hidden = createHiddenWatch(signal, options.pauseWhenHidden, () => {
+    connection?.abort();
+    wake?.();
+  });
 
   const run = async () => {
     let attempt = 0;
     while (!signal.aborted) {
+      if (hidden.paused()) {
+        options.onStatus({ state: 'paused' });
+        while (hidden.paused() && !signal.aborted) await rest(Number.POSITIVE_INFINITY);
+        attempt = 0;
+        continue;
+      }
       options.onStatus({ state: 'connecting' });
+      connection = new AbortController();
+      const stop = () => connection?.abort();
+      signal.addEventListener('abort', stop, { once: true });
       let reason = 'the stream ended';
       let dropped: StreamDrop | undefined;
       try {
@@ -87,7 +114,7 @@ export function openEventStream(options: StreamOptions): EventStream {
             },
             credentials: 'omit',
             cache: 'no-store',
-            signal,
+            signal: connection.signal,
           },
         );
         if (!response.ok || !response.body) {
@@ -108,15 +135,19 @@ export function openEventStream(options: StreamOptions): EventStream {
         }
       } catch (error) {
         if (signal.aborted) return;
-        reason = unreachable(options.api.base, error).message;
+        if (!hidden.paused()) reason = unreachable(options.api.base, error).message;
+      } finally {
+        signal.removeEventListener('abort', stop);
       }
       if (signal.aborted) return;
+      // Let go while hidden: the loop waits, paused, and connects again once shown.
+      if (hidden.paused()) continue;
       if (dropped?.reason === 'stream_limit') {
         // Refused again at once unless another view of the session closes: wait long, or for `retry`.
         refusals++;
         const inMs = Math.min(maxLimitedDelay, limitedDelay * 2 ** Math.min(refusals - 1, 6));
         options.onStatus({ state: 'limited', drop: dropped, attempt: refusals, inMs });
-        await pause(inMs);
+        await rest(inMs);
         continue;
       }
       refusals = 0;
@@ -128,14 +159,15 @@ export function openEventStream(options: StreamOptions): EventStream {
       attempt++;
       const inMs = Math.min(maxDelay, minDelay * 2 ** Math.min(attempt - 1, 6));
       options.onStatus({ state: 'reconnecting', reason, attempt, inMs, ...(dropped ? { dropped } : {}) });
-      await pause(inMs);
+      await rest(inMs);
     }
   };
 
-  const pause = (ms: number) =>
+  /** Waits `ms` (for ever: `Infinity`), or less: until closed or woken (`close` wakes it too). */
+  const rest = (ms: number) =>
     new Promise<void>((resolve) => {
       wake = resolve;
-      void sleep(ms, signal).then(resolve);
+      if (Number.isFinite(ms)) void sleep(ms, signal).then(resolve);
     }).finally(() => {
       wake = undefined;
     });
@@ -209,11 +241,66 @@ export function openEventStream(options: StreamOptions): EventStream {
       });
   });
   return {
-    close: () => controller.abort(),
+    close: () => {
+      controller.abort();
+      hidden.close();
+      wake?.();
+    },
     lastEventId: () => lastId,
     retry() {
       refusals = 0;
       wake?.();
+    },
+  };
+}
+
+/** Whether the stream is paused: the page hidden past the grace period, with its caller's leave. */
+interface HiddenWatch {
+  paused(): boolean;
+  close(): void;
+}
+
+/**
+ * Watches the page's visibility (`visibilitychange`): hidden for `graceMs` with `mayPause()`
+ * agreeing, it pauses and calls `changed` (the loop lets the connection go); shown again, it
+ * resumes and calls `changed` (the loop connects now, not at the end of a back-off).
+ */
+function createHiddenWatch(
+  signal: AbortSignal,
+  pause: StreamOptions['pauseWhenHidden'],
+  changed: () => void,
+): HiddenWatch {
+  let paused = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const watching = pause !== undefined && typeof document !== 'undefined';
+  const hidden = () => watching && document.visibilityState === 'hidden';
+  const arm = () => {
+    clearTimeout(timer);
+    if (!pause || !hidden() || paused || signal.aborted) return;
+    timer = setTimeout(() => {
+      if (!hidden() || signal.aborted) return;
+      // Still needed (a run, a permission request, a send): asked again after another grace period.
+      if (!pause.mayPause()) return arm();
+      paused = true;
+      changed();
+    }, pause.graceMs);
+  };
+  const onVisibility = () => {
+    if (hidden()) return arm();
+    clearTimeout(timer);
+    if (!paused) return;
+    paused = false;
+    changed();
+  };
+  if (watching) {
+    document.addEventListener('visibilitychange', onVisibility);
+    arm(); // opened in the background
+  }
+  return {
+    paused: () => paused,
+    close() {
+      clearTimeout(timer);
+      if (watching) document.removeEventListener('visibilitychange', onVisibility);
     },
   };
 }

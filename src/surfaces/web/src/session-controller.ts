@@ -5,6 +5,9 @@
  * nothing published in between is lost; events that arrived meanwhile are kept on top of it. A
  * stream that was not live when the history was read (refused for the stream limit, or slow) has
  * the history read again once it is live: its first `connected` starts at "now".
+ *
+ * A page hidden for `HIDDEN_GRACE_MS` lets its stream go while nothing needs it (./events.ts): a
+ * browser has 6 connections per server and every session tab's stream holds one.
  * @module
  */
 import type { HistoryMessage, PermissionPrompt, SessionSummary } from '../../tui/client';
@@ -49,12 +52,23 @@ export interface SessionController {
   dispose(): void;
 }
 
+/** How long a hidden page keeps its event stream before letting it go. */
+export const HIDDEN_GRACE_MS = 5_000;
+
+/** The grace period: `HIDDEN_GRACE_MS`, or `window.__svcHiddenGraceMs` when set (the tests set it). */
+function hiddenGraceMs(): number {
+  const set = (globalThis as { __svcHiddenGraceMs?: unknown }).__svcHiddenGraceMs;
+  return typeof set === 'number' && Number.isFinite(set) && set >= 0 ? set : HIDDEN_GRACE_MS;
+}
+
 export function createSessionController(api: Api, id: string): SessionController {
   const path = `v1/sessions/${encodeURIComponent(id)}`;
   let store = createTranscriptStore(initialState(draft(id)));
   let state: ControllerState = { stream: { state: 'connecting' } };
   let stream: EventStream | undefined;
   let disposed = false;
+  /** Sends not answered yet: a hidden page keeps its stream meanwhile. */
+  let sending = 0;
   const listeners = new Set<() => void>();
   const notify = () => {
     for (const listener of [...listeners]) listener();
@@ -113,10 +127,20 @@ export function createSessionController(api: Api, id: string): SessionController
             status.state === 'live' ? 'connected' : status.state === 'stopped' ? 'closed' : 'reconnecting',
         }));
         set({ stream: status });
-        // Not live soon (stopped, refused): the history is shown now, and read again once live.
-        if (status.state === 'stopped' || status.state === 'limited') live();
+        // Not live soon (stopped, refused, opened hidden): the history is shown now, and read
+        // again once live.
+        if (status.state === 'stopped' || status.state === 'limited' || status.state === 'paused') live();
       },
       onReset: () => void reload(),
+      // A hidden page lets its connection go unless it may be needed: an open stream is an attached
+      // client, so a run's permission requests wait for an answer instead of failing unattended.
+      pauseWhenHidden: {
+        graceMs: hiddenGraceMs(),
+        mayPause: () => {
+          const s = next.getSnapshot();
+          return s.state === 'idle' && s.permissions.length === 0 && sending === 0;
+        },
+      },
     });
     // The history is read once the stream is live (bounded: a stream that cannot connect still shows it).
     await Promise.race([isLive, new Promise((resolve) => setTimeout(resolve, 5_000))]);
@@ -237,6 +261,7 @@ export function createSessionController(api: Api, id: string): SessionController
       if (!prompt) return false;
       const running = store.getSnapshot().state !== 'idle';
       const key = `local:${Date.now()}:${Math.random().toString(36).slice(2)}`;
+      sending++;
       try {
         set({ actionError: undefined });
         if (!running) await checkpoint(prompt);
@@ -271,6 +296,8 @@ export function createSessionController(api: Api, id: string): SessionController
           actionError: `Could not send the prompt (it was not sent and is still in the box below): ${errorMessage(error)}`,
         });
         return false;
+      } finally {
+        sending--;
       }
     },
     async cancel() {

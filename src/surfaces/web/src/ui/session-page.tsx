@@ -123,6 +123,8 @@ function ConnectionBadge({ status }: { status: StreamStatus }) {
       return <Badge tone="warn">reconnecting</Badge>;
     case 'limited':
       return <Badge tone="bad">too many views</Badge>;
+    case 'paused':
+      return <Badge>paused while hidden</Badge>;
     case 'stopped':
       return <Badge tone="bad">disconnected</Badge>;
     default: {
