@@ -9,6 +9,7 @@ export type ApiErrorCode =
   | 'unauthorized'
   | 'not_found'
   | 'unreachable'
+  | 'timeout'
   | 'unavailable'
   | 'invalid_input'
   | 'conflict'
@@ -47,8 +48,15 @@ export interface ApiOptions {
   /** Called on every 401, before the error is thrown (the app goes back to sign-in). */
   onUnauthorized?(error: ApiError): void;
   fetch?: typeof fetch;
+  /** A call not answered in this long fails with `timeout` (default `API_TIMEOUT_MS`). */
   timeoutMs?: number;
 }
+
+/**
+ * How long a call may go unanswered. A browser opens at most 6 connections to one server over
+ * HTTP/1.1 and queues the rest without a word, so a call can wait behind other tabs' event streams.
+ */
+export const API_TIMEOUT_MS = 30_000;
 
 /** The directory of the page: `/svc/index.html#/s/1` → `/svc/`. */
 export function apiBase(href: string): string {
@@ -74,6 +82,7 @@ export function createApi(options: ApiOptions): Api {
   };
 
   async function request<T>(method: string, path: string, body?: unknown, query?: Query): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? API_TIMEOUT_MS;
     let response: Response;
     try {
       response = await doFetch(url(path, query), {
@@ -86,9 +95,10 @@ export function createApi(options: ApiOptions): Api {
         body: body === undefined ? undefined : JSON.stringify(body),
         credentials: 'omit',
         cache: 'no-store',
-        signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
+      if (isTimeout(error)) throw notAnswered(options.base, timeoutMs);
       throw unreachable(options.base, error);
     }
     const text = await response.text().catch(() => '');
@@ -114,12 +124,30 @@ export function createApi(options: ApiOptions): Api {
 }
 
 export function unreachable(base: string, error: unknown): ApiError {
-  const reason = error instanceof DOMException && error.name === 'TimeoutError' ? 'timed out' : 'no answer';
+  const reason = isTimeout(error) ? 'timed out' : 'no answer';
   return new ApiError(
     'unreachable',
     `Cannot reach the svc server at ${base} (${reason}). It may have stopped: start it again ` +
       '(svc service start http, or svc web) and this page reconnects.',
   );
+}
+
+/**
+ * A call that got no answer in time: the server may be stuck or gone, but most often the browser
+ * never sent it, queued behind the event streams of other svc tabs (6 connections per server).
+ */
+export function notAnswered(base: string, timeoutMs: number): ApiError {
+  return new ApiError(
+    'timeout',
+    `The svc server at ${base} did not answer in ${Math.round(timeoutMs / 1000)} s; too many svc tabs open? ` +
+      'A browser opens at most 6 connections to one server and every svc tab showing a session live ' +
+      'holds one (a hidden tab lets its go after a few seconds unless its session is running): close ' +
+      'some svc tabs and try again, or check that the server is running.',
+  );
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof DOMException && error.name === 'TimeoutError';
 }
 
 /** The server's error bodies: `{error:{message,type}}`, compat `{error, code}`, or plain text. */

@@ -35,6 +35,8 @@ function errorTitle(error: unknown): string {
   switch (error.code) {
     case 'unreachable':
       return 'The server cannot be reached';
+    case 'timeout':
+      return 'The server did not answer';
     case 'not_found':
       return 'Not found';
     case 'unauthorized':
