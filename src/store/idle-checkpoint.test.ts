@@ -26,7 +26,7 @@ const restarted = (db: Db) => () => (walFrames(db)?.frames ?? Number.POSITIVE_IN
 
 /** Waits (bounded) until `done` holds; the idle checkpoint needs two polls without a write. */
 async function until(done: () => boolean): Promise<void> {
-  for (let wait = 0; wait < 100 && !done(); wait++) await sleep(IDLE_POLL_MS / 4);
+  for (let wait = 0; wait < 400 && !done(); wait++) await sleep(IDLE_POLL_MS / 4);
 }
 
 describe('idle checkpoint', () => {

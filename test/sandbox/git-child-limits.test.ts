@@ -160,7 +160,7 @@ describe.runIf(process.platform === 'linux')('git children of svc', () => {
       process.kill(svcPid, 'SIGKILL');
       await exited;
       // Killed with its parent and reaped by init: gone within a bounded wait.
-      for (let i = 0; i < 100 && !gone(gitPid); i++) await sleep(20);
+      for (let i = 0; i < 500 && !gone(gitPid); i++) await sleep(20);
       expect(gone(gitPid)).toBe(true);
     } finally {
       clearTimeout(guard);

@@ -34,7 +34,7 @@ describe.skipIf(!pg.available)('a new session’s events inline in its statement
     closers.push(close);
     const notices = await noticesOn(new pgDriver.Client({ connectionString: url }), 'svc_events', closers);
     const settled = async (count: number) => {
-      for (let i = 0; i < 100 && notices.length < count; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 1000 && notices.length < count; i++) await new Promise((r) => setTimeout(r, 10));
       return notices.splice(0);
     };
 

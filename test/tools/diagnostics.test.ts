@@ -132,7 +132,7 @@ describe('diagnostics', () => {
       expect(alive(pid)).toBe(true);
       await h.app.close();
       // Gone once close() is over (a moment for the kill to land), not whenever the server's exit reaches it.
-      for (let i = 0; i < 100 && alive(pid); i++) await sleep(50);
+      for (let i = 0; i < 300 && alive(pid); i++) await sleep(50);
       expect(alive(pid)).toBe(false);
     } finally {
       if (pid && alive(pid)) process.kill(pid, 'SIGKILL');

@@ -70,7 +70,7 @@ describe('a language server that failed is started again', () => {
       expect(await diagnose(h)).toBe(
         'language server fake stopped answering (no answer to textDocument/diagnostic within 0.2 s); svc stopped it',
       );
-      for (let i = 0; i < 100 && server.running(); i++) await sleep(50);
+      for (let i = 0; i < 300 && server.running(); i++) await sleep(50);
       expect(server.running()).toBe(false);
       // A server killed is not told to cancel what it was asked: it dies anyway.
       expect(server.cancelled()).toEqual([]);
@@ -79,7 +79,7 @@ describe('a language server that failed is started again', () => {
       // Its kill is counted once svc has seen it exit (a moment under load).
       const fake = async () =>
         (await h.call('lsp_status', {})).servers.find((s: { id: string }) => s.id === 'fake');
-      for (let i = 0; i < 100 && (await fake()).restarts < 2; i++) await sleep(50);
+      for (let i = 0; i < 300 && (await fake()).restarts < 2; i++) await sleep(50);
       expect(server.running()).toBe(false);
       expect(await fake()).toMatchObject({
         running: false,

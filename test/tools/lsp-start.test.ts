@@ -53,7 +53,7 @@ describe('a language server that never starts', () => {
       expect(server.running()).toBe(true);
       // Closing the app kills the start still waiting for its answer.
       await h.app.close();
-      for (let i = 0; i < 100 && server.running(); i++) await sleep(50);
+      for (let i = 0; i < 300 && server.running(); i++) await sleep(50);
       expect(server.running()).toBe(false);
     } finally {
       await h.app.close();
@@ -105,7 +105,7 @@ describe('a language server that never starts', () => {
       ]);
       expect(server.starts()).toBeLessThanOrEqual(4);
       // No start that failed left its process running.
-      for (let i = 0; i < 100 && server.running(); i++) await sleep(50);
+      for (let i = 0; i < 300 && server.running(); i++) await sleep(50);
       expect(server.running()).toBe(false);
     } finally {
       await h.app.close();
