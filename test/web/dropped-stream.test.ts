@@ -1,17 +1,17 @@
-/**
- * The web UI when the server drops its event stream (the last `dropped` event). Pins:
- * - WEB-DROP-1: refused for the session's stream limit (`sse_max_streams_per_session`), the page
- *   says so, names the setting and what to do, and does not keep asking (a few streams at most
- *   over seconds); once the other stream has closed, "Try again now" connects, the prompt answered
- *   meanwhile shows (the history is read again) and events arrive live;
- * - WEB-DROP-2, WEB-DROP-3: dropped for falling behind (`backlog_limit`, `buffer_budget`), the page
- *   reconnects with Last-Event-ID, shows what happened meanwhile and says in a quiet note why it
- *   reconnected.
- */
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { api, browserForFile, openPage, type Service, shot, startService, TOKEN, waitIdle } from './harness';
+import {
+  api,
+  browserForFile,
+  isEventsUrl,
+  openPage,
+  openSession,
+  type Service,
+  shot,
+  startService,
+  TOKEN,
+  waitIdle,
+} from './harness';
 
 const browser = browserForFile();
 
@@ -42,15 +42,6 @@ async function holdStream(service: Service, sessionId: string) {
   return { lastEventId: Number(connected.last_event_id), close: () => controller.abort() };
 }
 
-async function openSession(page: Page, service: Service, sessionId: string) {
-  await page.goto(`${service.url}/#token=${TOKEN}`);
-  await page.getByRole('heading', { name: 'Sessions' }).waitFor();
-  await page.goto(`${service.url}/#/s/${sessionId}`);
-}
-
-const isEvents = (url: string, sessionId: string) =>
-  new URL(url).pathname === `/v1/sessions/${sessionId}/events`;
-
 describe('web UI: a dropped event stream', () => {
   it('WEB-DROP-1: refused for the stream limit, says so, does not hammer, and connects on "Try again now"', {
     timeout: 120_000,
@@ -65,7 +56,7 @@ describe('web UI: a dropped event stream', () => {
     const { page, errors } = await openPage(browser());
     const streams: string[] = [];
     page.on('request', (request) => {
-      if (isEvents(request.url(), session.id)) streams.push(request.url());
+      if (isEventsUrl(request.url(), session.id)) streams.push(request.url());
     });
 
     await openSession(page, service, session.id);

@@ -184,6 +184,26 @@ export async function signIn(page: Page, token = TOKEN): Promise<void> {
 }
 
 /**
+ * Signs in with the token in the URL and opens the session's page; with `live`, waits (up to
+ * `live` ms) until its event stream is live.
+ */
+export async function openSession(
+  page: Page,
+  service: Service,
+  sessionId: string,
+  live?: number,
+): Promise<void> {
+  await page.goto(`${service.url}/#token=${TOKEN}`);
+  await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+  await page.goto(`${service.url}/#/s/${sessionId}`);
+  if (live !== undefined) await page.getByText('live', { exact: true }).waitFor({ timeout: live });
+}
+
+/** Whether `url` is the event stream of `sessionId` (a page's requests, watched). */
+export const isEventsUrl = (url: string, sessionId: string) =>
+  new URL(url).pathname === `/v1/sessions/${sessionId}/events`;
+
+/**
  * From the sessions page: a new session (titled when `title` is given), live, and `prompt` sent
  * with Enter.
  */

@@ -11,16 +11,9 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { api, browserForFile, openPage, type Service, shot, startService, TOKEN, waitIdle } from './harness';
+import { api, browserForFile, openPage, openSession, shot, startService, TOKEN, waitIdle } from './harness';
 
 const browser = browserForFile();
-
-async function openSession(page: Page, service: Service, sessionId: string) {
-  await page.goto(`${service.url}/#token=${TOKEN}`);
-  await page.getByRole('heading', { name: 'Sessions' }).waitFor();
-  await page.goto(`${service.url}/#/s/${sessionId}`);
-  await page.getByText('live', { exact: true }).waitFor();
-}
 
 const texts = (page: Page) => page.locator('.transcript .item').allTextContents();
 
@@ -100,8 +93,8 @@ describe('web UI live', () => {
     const { session } = await api(service, 'POST', '/v1/sessions', { title: 'shared' });
     const a = await openPage(browser());
     const b = await openPage(browser(), { viewport: { width: 390, height: 844 } });
-    await openSession(a.page, service, session.id);
-    await openSession(b.page, service, session.id);
+    await openSession(a.page, service, session.id, 30_000);
+    await openSession(b.page, service, session.id, 30_000);
 
     await a.page.getByLabel('Prompt').fill('take notes');
     await a.page.getByLabel('Prompt').press('Enter');

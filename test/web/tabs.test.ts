@@ -21,7 +21,18 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { api, browserForFile, openPage, type Service, shot, startService, TOKEN, waitIdle } from './harness';
+import {
+  api,
+  browserForFile,
+  isEventsUrl,
+  openPage,
+  openSession,
+  type Service,
+  shot,
+  startService,
+  TOKEN,
+  waitIdle,
+} from './harness';
 
 const browser = browserForFile();
 
@@ -45,13 +56,6 @@ async function controlVisibility(context: BrowserContext): Promise<void> {
 
 const setHidden = (page: Page, hidden: boolean) =>
   page.evaluate((h) => (window as unknown as { __setHidden(h: boolean): void }).__setHidden(h), hidden);
-
-async function openSession(page: Page, service: Service, sessionId: string) {
-  await page.goto(`${service.url}/#token=${TOKEN}`);
-  await page.getByRole('heading', { name: 'Sessions' }).waitFor();
-  await page.goto(`${service.url}/#/s/${sessionId}`);
-  await page.getByText('live', { exact: true }).waitFor({ timeout: 60_000 });
-}
 
 /**
  * Whether the server lets one more event stream of the session in (attach=0, closed at once):
@@ -95,17 +99,14 @@ async function roomForAnother(service: Service, sessionId: string): Promise<numb
   }
 }
 
-const isEvents = (url: string, sessionId: string) =>
-  new URL(url).pathname === `/v1/sessions/${sessionId}/events`;
-
 /** Two pages of one browser context showing `sessionId`, both live. */
 async function twoPages(service: Service, sessionId: string) {
   const { context, page: front, errors } = await openPage(browser());
   await controlVisibility(context);
   const back = await context.newPage();
   back.setDefaultTimeout(30_000);
-  await openSession(front, service, sessionId);
-  await openSession(back, service, sessionId);
+  await openSession(front, service, sessionId, 60_000);
+  await openSession(back, service, sessionId, 60_000);
   return { front, back, errors };
 }
 
@@ -128,7 +129,7 @@ describe('web UI: many tabs', () => {
     expect((await probeStream(service, session.id)).in).toBe(false);
     const resumedFrom: string[] = [];
     back.on('request', (request) => {
-      if (isEvents(request.url(), session.id)) resumedFrom.push(request.headers()['last-event-id'] ?? '');
+      if (isEventsUrl(request.url(), session.id)) resumedFrom.push(request.headers()['last-event-id'] ?? '');
     });
 
     // The tab in the back goes hidden: it lets its stream go and does not claim to be live.
@@ -218,7 +219,7 @@ describe('web UI: many tabs', () => {
         await setHidden(tabs[i - 1], true);
         await tabs[i - 1].getByText('paused while hidden', { exact: true }).waitFor();
       }
-      await openSession(tabs[i], service, ids[i]);
+      await openSession(tabs[i], service, ids[i], 60_000);
       await tabs[i].getByRole('heading', { name: `tab ${i}` }).waitFor();
     }
     await tabs[6].getByLabel('Prompt').fill('hello from the seventh tab');
