@@ -15,6 +15,11 @@
  * with `pauseWhenHidden` a page hidden for longer than a grace period lets its stream go (when its
  * caller says it may: nothing needs it attached) and waits, `paused`, until it is shown again; it
  * then reconnects with the `Last-Event-ID` it kept, and the server replays what it missed.
+ *
+ * A connection that died without a word (a laptop asleep, a network gone, a proxy that dropped it)
+ * leaves a stream waiting for bytes that never come, and the page said "live" meanwhile. The server
+ * sends a heartbeat every `heartbeat_ms` (said in `connected`): three missed (at least 5 s, 45 s
+ * before it is said) and the connection is given up and opened again, with the reason.
  * @module
  */
 import { createParser } from 'eventsource-parser';
@@ -67,6 +72,9 @@ export interface EventStream {
   retry(): void;
 }
 
+/** How long a connection may stay silent before the server has said its heartbeat interval. */
+const DEFAULT_SILENCE_MS = 45_000;
+
 export function openEventStream(options: StreamOptions): EventStream {
   const controller = new AbortController();
   const signal = controller.signal;
@@ -103,6 +111,13 @@ export function openEventStream(options: StreamOptions): EventStream {
       signal.addEventListener('abort', stop, { once: true });
       let reason = 'the stream ended';
       let dropped: StreamDrop | undefined;
+      /** Set when the connection was given up as silent: the silence allowed, in ms. */
+      let silentMs: number | undefined;
+      const current = connection;
+      const giveUp = (ms: number) => {
+        silentMs = ms;
+        current.abort();
+      };
       try {
         const response = await fetch(
           options.api.url(`v1/sessions/${encodeURIComponent(options.sessionId)}/events`),
@@ -128,14 +143,16 @@ export function openEventStream(options: StreamOptions): EventStream {
           }
           reason = error.message;
         } else {
-          const outcome = await consume(response.body);
+          const outcome = await consume(response.body, giveUp);
           if (outcome.connected) attempt = 0;
           if (outcome.shutdown) reason = 'the server is shutting down';
           dropped = outcome.dropped;
         }
       } catch (error) {
         if (signal.aborted) return;
-        if (!hidden.paused()) reason = unreachable(options.api.base, error).message;
+        if (silentMs !== undefined)
+          reason = `nothing came from the server for ${Math.round(silentMs / 1000)} s, not even its heartbeat (the connection died silently)`;
+        else if (!hidden.paused()) reason = unreachable(options.api.base, error).message;
       } finally {
         signal.removeEventListener('abort', stop);
       }
@@ -174,9 +191,15 @@ export function openEventStream(options: StreamOptions): EventStream {
 
   /**
    * Reads one connection: did it get as far as `connected`, did the server say it stops, did it
-   * drop the stream (why).
+   * drop the stream (why). Silent past three heartbeats, it is given up (`giveUp`).
    */
-  const consume = async (body: ReadableStream<Uint8Array>) => {
+  const consume = async (body: ReadableStream<Uint8Array>, giveUp: (silentMs: number) => void) => {
+    let silenceMs = DEFAULT_SILENCE_MS;
+    let watchdog: ReturnType<typeof setTimeout> | undefined;
+    const heard = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => giveUp(silenceMs), silenceMs);
+    };
     let connected = false;
     let shutdown = false;
     let dropped: StreamDrop | undefined;
@@ -185,6 +208,8 @@ export function openEventStream(options: StreamOptions): EventStream {
         const data = safeJson(message.data) as Record<string, unknown> | undefined;
         if (message.event === 'connected') {
           connected = true;
+          const heartbeat = Number(data?.heartbeat_ms);
+          if (heartbeat > 0) silenceMs = Math.max(3 * heartbeat, 5_000);
           if (lastId < 0) lastId = Number(data?.last_event_id ?? 0) || 0;
           options.onStatus({ state: 'live', lastEventId: lastId, ...(behind ? { resumed: behind } : {}) });
           behind = undefined;
@@ -222,12 +247,15 @@ export function openEventStream(options: StreamOptions): EventStream {
     const reader = body.getReader();
     const decoder = new TextDecoder();
     try {
+      heard();
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
         parser.feed(decoder.decode(value, { stream: true }));
+        heard();
       }
     } finally {
+      clearTimeout(watchdog);
       reader.releaseLock();
     }
     return { connected, shutdown, dropped };
