@@ -2,7 +2,8 @@
  * The web UI's event stream outside the browser (src/surfaces/web/src/events.ts) against a local
  * SSE server. Pins WEB-SILENT-1: a live stream whose connection goes silent past three of the
  * heartbeats the server announced (a laptop asleep, a network gone: no bytes and no close) is not
- * "live" for ever: it is given up with the reason and opened again, resuming with Last-Event-ID.
+ * "live" for ever: it is given up with the reason and opened again, resuming with Last-Event-ID,
+ * and a connection that went live starts the back-off over.
  * WEB-SILENT-2: heartbeats alone keep it (nothing but `: ping` comments for longer than the
  * silence allowed is not silence).
  */
@@ -77,22 +78,24 @@ describe('web UI event stream', () => {
     const api = await sseServer((res, connection, req) => {
       resumedFrom.push(req.headers['last-event-id'] as string | undefined);
       if (connection === 1) res.write(connected(0, 100) + event(1));
-      else res.write(connected(1, 100) + event(2));
+      else if (connection === 2) res.write(connected(1, 100) + event(2));
+      else res.write(connected(2, 100));
     });
     const lives = (seen: StreamStatus[]) => seen.filter((s) => s.state === 'live').length;
-    const { seen, events, reached } = watch(api, (all) => lives(all) >= 2);
+    const { seen, events, reached } = watch(api, (all) => lives(all) >= 3);
     // Bounded: without the watchdog the first connection stays "live" for ever.
-    await Promise.race([reached, new Promise((resolve) => setTimeout(resolve, 30_000))]);
-    expect(seen.map((s) => s.state).slice(0, 4)).toEqual([
-      'connecting',
-      'live',
-      'reconnecting',
-      'connecting',
+    await Promise.race([reached, new Promise((resolve) => setTimeout(resolve, 40_000))]);
+    expect(seen.map((s) => s.state)).toEqual([
+      ...['connecting', 'live', 'reconnecting'],
+      ...['connecting', 'live', 'reconnecting'],
+      ...['connecting', 'live'],
     ]);
+    // Each connection went live: the back-off starts over each time (not 1, 2, 4, … waits long).
+    expect(seen.filter((s) => s.state === 'reconnecting').map((s) => s.attempt)).toEqual([1, 1]);
     expect(seen.find((s) => s.state === 'reconnecting')).toMatchObject({
       reason: 'nothing came from the server for 5 s, not even its heartbeat (the connection died silently)',
     });
-    expect(resumedFrom).toEqual([undefined, '1']);
+    expect(resumedFrom).toEqual([undefined, '1', '2']);
     await expect.poll(() => events).toEqual([1, 2]);
   });
 

@@ -96,8 +96,10 @@ export function openEventStream(options: StreamOptions): EventStream {
     wake?.();
   });
 
+  /** Failed connections in a row: a connection that went live starts the back-off over. */
+  let attempt = 0;
+
   const run = async () => {
-    let attempt = 0;
     while (!signal.aborted) {
       if (hidden.paused()) {
         options.onStatus({ state: 'paused' });
@@ -144,7 +146,6 @@ export function openEventStream(options: StreamOptions): EventStream {
           reason = error.message;
         } else {
           const outcome = await consume(response.body, giveUp);
-          if (outcome.connected) attempt = 0;
           if (outcome.shutdown) reason = 'the server is shutting down';
           dropped = outcome.dropped;
         }
@@ -190,8 +191,8 @@ export function openEventStream(options: StreamOptions): EventStream {
     });
 
   /**
-   * Reads one connection: did it get as far as `connected`, did the server say it stops, did it
-   * drop the stream (why). Silent past three heartbeats, it is given up (`giveUp`).
+   * Reads one connection: did the server say it stops, did it drop the stream (why). Its
+   * `connected` starts the back-off over. Silent past three heartbeats, it is given up (`giveUp`).
    */
   const consume = async (body: ReadableStream<Uint8Array>, giveUp: (silentMs: number) => void) => {
     let silenceMs = DEFAULT_SILENCE_MS;
@@ -200,14 +201,13 @@ export function openEventStream(options: StreamOptions): EventStream {
       clearTimeout(watchdog);
       watchdog = setTimeout(() => giveUp(silenceMs), silenceMs);
     };
-    let connected = false;
     let shutdown = false;
     let dropped: StreamDrop | undefined;
     const parser = createParser({
       onEvent(message) {
         const data = safeJson(message.data) as Record<string, unknown> | undefined;
         if (message.event === 'connected') {
-          connected = true;
+          attempt = 0; // also when the connection dies afterwards (an error, or silent)
           const heartbeat = Number(data?.heartbeat_ms);
           if (heartbeat > 0) silenceMs = Math.max(3 * heartbeat, 5_000);
           if (lastId < 0) lastId = Number(data?.last_event_id ?? 0) || 0;
@@ -258,7 +258,7 @@ export function openEventStream(options: StreamOptions): EventStream {
       clearTimeout(watchdog);
       reader.releaseLock();
     }
-    return { connected, shutdown, dropped };
+    return { shutdown, dropped };
   };
 
   void run().catch((error: unknown) => {
