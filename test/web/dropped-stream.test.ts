@@ -6,6 +6,7 @@ import {
   isEventsUrl,
   openPage,
   openSession,
+  rawStream,
   type Service,
   shot,
   startService,
@@ -15,31 +16,11 @@ import {
 
 const browser = browserForFile();
 
-/**
- * A raw client's event stream of the session (attach=0), read until `connected` and then kept
- * read (so it never falls behind); `close` ends it.
- */
+/** A raw client's event stream of the session, let in and kept read until `close`. */
 async function holdStream(service: Service, sessionId: string) {
-  const controller = new AbortController();
-  const response = await fetch(`${service.url}/v1/sessions/${sessionId}/events?attach=0`, {
-    headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream' },
-    signal: controller.signal,
-  });
-  if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  while (!/event: connected\n[\s\S]*?\n\n/.test(text)) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`the held stream ended before connected: ${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
-  const connected = JSON.parse(/event: connected\n[\s\S]*?data: (.*)\n/.exec(text)?.[1] ?? '{}');
-  if (connected.type !== 'connected') throw new Error(`the held stream was not let in: ${text}`);
-  void (async () => {
-    for (;;) if ((await reader.read()).done) return;
-  })().catch(() => {});
-  return { lastEventId: Number(connected.last_event_id), close: () => controller.abort() };
+  const held = await rawStream(service, sessionId);
+  if (!held.in) throw new Error('the held stream was not let in');
+  return held;
 }
 
 describe('web UI: a dropped event stream', () => {

@@ -199,6 +199,43 @@ export async function openSession(
   if (live !== undefined) await page.getByText('live', { exact: true }).waitFor({ timeout: live });
 }
 
+/**
+ * A raw client's event stream of the session (attach=0: not an attached client), read until the
+ * server lets it in (`connected`; then kept read, so it never falls behind, until `close`) or
+ * refuses it (`dropped`, when it has `sse_max_streams_per_session` open; `in` false, closed).
+ */
+export async function rawStream(
+  service: Service,
+  sessionId: string,
+): Promise<{ in: boolean; lastEventId: number; close(): void }> {
+  const controller = new AbortController();
+  const close = () => controller.abort();
+  const response = await fetch(`${service.url}/v1/sessions/${sessionId}/events?attach=0`, {
+    headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream' },
+    signal: controller.signal,
+  });
+  if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  for (;;) {
+    const connected = /event: connected\n(?:.*\n)*?data: (.*)\n/.exec(text);
+    if (connected) {
+      void (async () => {
+        for (;;) if ((await reader.read()).done) return;
+      })().catch(() => {});
+      return { in: true, lastEventId: Number(JSON.parse(connected[1] ?? '{}').last_event_id), close };
+    }
+    if (/event: dropped\n/.test(text)) {
+      close();
+      return { in: false, lastEventId: -1, close };
+    }
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the stream ended with neither connected nor dropped: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
 /** Whether `url` is the event stream of `sessionId` (a page's requests, watched). */
 export const isEventsUrl = (url: string, sessionId: string) =>
   new URL(url).pathname === `/v1/sessions/${sessionId}/events`;

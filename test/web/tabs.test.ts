@@ -27,6 +27,7 @@ import {
   isEventsUrl,
   openPage,
   openSession,
+  rawStream,
   type Service,
   shot,
   startService,
@@ -57,35 +58,14 @@ async function controlVisibility(context: BrowserContext): Promise<void> {
 const setHidden = (page: Page, hidden: boolean) =>
   page.evaluate((h) => (window as unknown as { __setHidden(h: boolean): void }).__setHidden(h), hidden);
 
-/**
- * Whether the server lets one more event stream of the session in (attach=0, closed at once):
- * refused (a `dropped` event, then the end) when it has `sse_max_streams_per_session` open.
- */
+/** Whether the server lets one more event stream of the session in (closed at once). */
 async function probeStream(
   service: Service,
   sessionId: string,
 ): Promise<{ in: boolean; lastEventId: number }> {
-  const controller = new AbortController();
-  try {
-    const response = await fetch(`${service.url}/v1/sessions/${sessionId}/events?attach=0`, {
-      headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream' },
-      signal: controller.signal,
-    });
-    if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    for (;;) {
-      const connected = /event: connected\n(?:.*\n)*?data: (.*)\n/.exec(text);
-      if (connected) return { in: true, lastEventId: Number(JSON.parse(connected[1]).last_event_id) };
-      if (/event: dropped\n/.test(text)) return { in: false, lastEventId: -1 };
-      const { done, value } = await reader.read();
-      if (done) throw new Error(`the probe's stream ended with neither connected nor dropped: ${text}`);
-      text += decoder.decode(value, { stream: true });
-    }
-  } finally {
-    controller.abort();
-  }
+  const probe = await rawStream(service, sessionId);
+  probe.close();
+  return probe;
 }
 
 /** The server lets another stream in (it has seen the hidden page's close); bounded at 30 s. */
