@@ -99,7 +99,7 @@ export function createApi(options: ApiOptions): Api {
       });
     } catch (error) {
       if (isTimeout(error)) throw notAnswered(options.base, timeoutMs);
-      throw unreachable(options.base, error);
+      throw unreachable(options.base);
     }
     const text = await response.text().catch(() => '');
     const json = parseJson(text);
@@ -123,11 +123,11 @@ export function createApi(options: ApiOptions): Api {
   };
 }
 
-export function unreachable(base: string, error: unknown): ApiError {
-  const reason = isTimeout(error) ? 'timed out' : 'no answer';
+/** A call or stream that got no answer at all (a call past its time is `notAnswered`). */
+export function unreachable(base: string): ApiError {
   return new ApiError(
     'unreachable',
-    `Cannot reach the svc server at ${base} (${reason}). It may have stopped: start it again ` +
+    `Cannot reach the svc server at ${base} (no answer). It may have stopped: start it again ` +
       '(svc service start http, or svc web) and this page reconnects.',
   );
 }

@@ -108,14 +108,14 @@ export function openEventStream(options: StreamOptions): EventStream {
         continue;
       }
       options.onStatus({ state: 'connecting' });
-      connection = new AbortController();
-      const stop = () => connection?.abort();
+      const current = new AbortController();
+      connection = current;
+      const stop = () => current.abort();
       signal.addEventListener('abort', stop, { once: true });
       let reason = 'the stream ended';
       let dropped: StreamDrop | undefined;
       /** Set when the connection was given up as silent: the silence allowed, in ms. */
       let silentMs: number | undefined;
-      const current = connection;
       const giveUp = (ms: number) => {
         silentMs = ms;
         current.abort();
@@ -131,7 +131,7 @@ export function openEventStream(options: StreamOptions): EventStream {
             },
             credentials: 'omit',
             cache: 'no-store',
-            signal: connection.signal,
+            signal: current.signal,
           },
         );
         if (!response.ok || !response.body) {
@@ -149,11 +149,11 @@ export function openEventStream(options: StreamOptions): EventStream {
           if (outcome.shutdown) reason = 'the server is shutting down';
           dropped = outcome.dropped;
         }
-      } catch (error) {
+      } catch {
         if (signal.aborted) return;
         if (silentMs !== undefined)
           reason = `nothing came from the server for ${Math.round(silentMs / 1000)} s, not even its heartbeat (the connection died silently)`;
-        else if (!hidden.paused()) reason = unreachable(options.api.base, error).message;
+        else if (!hidden.paused()) reason = unreachable(options.api.base).message;
       } finally {
         signal.removeEventListener('abort', stop);
       }
