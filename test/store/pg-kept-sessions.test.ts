@@ -170,10 +170,14 @@ describe.skipIf(!pg.available)('session rows kept on PostgreSQL (migration 43)',
       expect(firstCall).toBeGreaterThan(-1);
       expect(sent.slice(firstCall).filter((t) => READ.test(t))).toHaveLength(once === '1' ? 1 : 0);
       const read = sent.findIndex((t, i) => i > firstCall && READ.test(t));
-      expect(
-        firstWhole,
-        `between the read and the step: ${sent.slice(read, firstWhole + 1).join(' | ')}`,
-      ).toBe(once === '1' ? read + 1 : -1);
+      if (once === '1') {
+        // Nothing of the step between its read and its statement. The recommendation ledger's read
+        // of its pending rows is the recorder's, a bus follower of `run.started` that runs on its
+        // own: on a loaded box it fell between the two once.
+        expect(firstWhole).toBeGreaterThan(read);
+        const between = sent.slice(read + 1, firstWhole).filter((t) => !/\bFROM recommendations\b/.test(t));
+        expect(between, `between the read and the step: ${between.join(' | ')}`).toEqual([]);
+      } else expect(firstWhole).toBe(-1);
       // The tool answered from the row as it is.
       const messages = await app.sessions.messages(session.id);
       const results = JSON.stringify(messages.filter((m) => m.role === 'tool').map((m) => m.parts));
