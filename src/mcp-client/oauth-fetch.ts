@@ -42,7 +42,7 @@ export function oauthFetch(base: typeof fetch, options: OAuthFetchOptions): type
     // Checked before the request and by the connection itself: a DNS answer changed since the
     // check cannot take the secrets to a metadata address (workspace/web-target.ts).
     const refuse = (blocked: string) => blockedEndpointError(options.id, url, blocked);
-    return guardedFetch(capped, input, init, refuse, options.lookup);
+    return guardedFetch(capped, input, init, refuse, options.lookup, url);
   };
 }
 

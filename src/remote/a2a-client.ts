@@ -209,7 +209,7 @@ async function request(url: string, init: RequestInit, http: A2aHttp): Promise<R
     );
   try {
     const requestInit = { ...init, headers, signal, redirect: 'manual' } as RequestInit;
-    return await guardedFetch(http.fetch, url, requestInit, refuse, http.lookup);
+    return await guardedFetch(http.fetch, url, requestInit, refuse, http.lookup, target);
   } catch (error) {
     if (SvcError.is(error)) throw error;
     if (http.signal?.aborted) throw new SvcError('cancelled', 'the delegation was cancelled');

@@ -85,6 +85,7 @@ export function blockedAddressError(subject: string, url: URL, blocked: string, 
  * One request that goes to no blocked address: its URL's host is checked before it is asked and
  * the connection checks what it connects to (`guardedDispatcher`); either refusal is
  * `refuse(address)`. Redirects are the caller's (`init.redirect`): each hop is a request of its own.
+ * `url` is `input`'s, for a caller that has parsed it already.
  */
 export async function guardedFetch(
   fetchImpl: typeof fetch,
@@ -92,8 +93,8 @@ export async function guardedFetch(
   init: RequestInit | undefined,
   refuse: (blocked: string) => Error,
   lookup?: Lookup,
+  url: URL = new URL(input instanceof Request ? input.url : String(input)),
 ): Promise<Response> {
-  const url = new URL(input instanceof Request ? input.url : String(input));
   const before = await blockedTargetAddress(url, lookup);
   if (before) throw refuse(before);
   const dispatcher = await guardedDispatcher(lookup);
@@ -107,7 +108,7 @@ export async function guardedFetch(
 }
 
 /** The code of a connection refused by `guardedDispatcher`'s lookup; the address is on the error. */
-export const BLOCKED_AT_CONNECT = 'SVC_BLOCKED_ADDRESS';
+const BLOCKED_AT_CONNECT = 'SVC_BLOCKED_ADDRESS';
 
 /**
  * A dispatcher for Node's `fetch` (its `dispatcher` option) whose connections check the addresses
@@ -118,7 +119,7 @@ export const BLOCKED_AT_CONNECT = 'SVC_BLOCKED_ADDRESS';
  * connection (code `BLOCKED_AT_CONNECT`); what connects is what was checked. An IP literal is not
  * looked up (the check before the request covers it). undici is loaded on the first fetch only.
  */
-export async function guardedDispatcher(lookup: Lookup = systemLookup): Promise<GuardedDispatcher> {
+async function guardedDispatcher(lookup: Lookup = systemLookup): Promise<GuardedDispatcher> {
   const cached = lookup === systemLookup ? systemDispatcher : undefined;
   if (cached) return cached;
   const { Agent } = await import('undici');
@@ -153,12 +154,12 @@ export async function guardedDispatcher(lookup: Lookup = systemLookup): Promise<
 }
 
 /** What `guardedDispatcher` gives: an undici dispatcher, opaque here (passed through `fetch`'s init). */
-export type GuardedDispatcher = object;
+type GuardedDispatcher = object;
 
 let systemDispatcher: GuardedDispatcher | undefined;
 
 /** The blocked address a fetch failure was refused for at connect (`guardedDispatcher`), if it was. */
-export function blockedAtConnect(error: unknown): string | undefined {
+function blockedAtConnect(error: unknown): string | undefined {
   for (let cause = error, depth = 0; cause && depth < 5; depth++) {
     const own = cause as { code?: unknown; address?: unknown; cause?: unknown };
     if (own.code === BLOCKED_AT_CONNECT && typeof own.address === 'string') return own.address;

@@ -18,13 +18,7 @@ import type { FileHistory } from './file-history';
 import { looksBinary, readRegularFile } from './file-io';
 import { readTarget } from './file-load';
 import type { PathResolver } from './paths';
-import {
-  blockedAtConnect,
-  blockedTargetError,
-  guardedDispatcher,
-  type Lookup,
-  refuseBlockedTarget,
-} from './web-target';
+import { blockedTargetError, guardedFetch, type Lookup } from './web-target';
 
 export const WEB_LIMITS = {
   fetchTimeoutSeconds: 30,
@@ -252,8 +246,8 @@ function parseUrl(raw: string): URL {
 const MAX_REDIRECTS = 20;
 
 /**
- * One request, redirects followed here. Each hop's address is checked before it is asked and, with
- * Node's fetch, again by the connection itself (`guardedDispatcher`: what connects is what was
+ * One request, redirects followed here. Each hop is a `guardedFetch`: its address is checked before
+ * it is asked and, with Node's fetch, again by the connection itself (what connects is what was
  * checked, a DNS answer changed in between cannot reach a metadata address). `lookup` is for tests.
  */
 export async function request(
@@ -272,18 +266,17 @@ export async function request(
       : format === 'raw'
         ? '*/*'
         : 'text/html;q=0.9, text/plain;q=0.8, */*;q=0.1';
+  const init = {
+    signal: combined,
+    redirect: 'manual',
+    headers: { accept, 'user-agent': 'svc' },
+  } as RequestInit;
   try {
-    const dispatcher = await guardedDispatcher(lookup);
     let current = url;
     for (let hop = 0; ; hop++) {
-      await refuseBlockedTarget(current, lookup);
-      const init = {
-        signal: combined,
-        redirect: 'manual',
-        headers: { accept, 'user-agent': 'svc' },
-        dispatcher,
-      };
-      const response = await fetchImpl(current, init as RequestInit);
+      const target = current;
+      const refuse = (blocked: string) => blockedTargetError(target, blocked);
+      const response = await guardedFetch(fetchImpl, target, init, refuse, lookup, target);
       const location =
         response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
       if (!location) return response;
@@ -299,8 +292,6 @@ export async function request(
     }
   } catch (error) {
     if (SvcError.is(error)) throw error;
-    const blocked = blockedAtConnect(error);
-    if (blocked) throw blockedTargetError(url, blocked);
     if (signal?.aborted) throw new SvcError('cancelled', `the request to ${url.href} was cancelled`);
     if (timeout.aborted) throw new SvcError('timeout', `url: ${url.href} did not answer within ${seconds} s`);
     throw new SvcError('unavailable', `url: ${url.href} could not be fetched: ${(error as Error).message}`, {
