@@ -13,6 +13,8 @@
  * - tool-call arguments nested thousands deep are kept as text, not a 500 (stack overflow);
  * - slow uploads hold no compat run slot (four of them held every slot until Node's timeout);
  * - a request Node or node-server cannot read is a 400 with a JSON body naming why.
+ * - a request with no `Host` is that 400 on every route (Node answered an HTTP/1.1 one with an empty
+ *   400, and an HTTP/1.0 one reached the hot compat route: a run started).
  */
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -258,6 +260,25 @@ describe('hostile HTTP requests', () => {
         message: expect.stringMatching(/^bad request: Invalid (URL|host header)$/),
       },
     });
+  });
+
+  it('HTTP-PROBE-1: a request with no Host is the JSON 400 on every route, the hot compat route included', async () => {
+    const { url } = await openServer({ auth: 'none' });
+    const body = '{"messages":[{"role":"user","content":"hi"}]}';
+    const requests = [
+      'GET /healthz HTTP/1.1\r\n\r\n',
+      'GET /v1/sessions HTTP/1.1\r\n\r\n',
+      'GET /v1/sessions HTTP/1.0\r\n\r\n',
+      `POST /v1/chat/completions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      `POST /v1/chat/completions HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    ];
+    for (const request of requests) {
+      const answer = await rawSocket(url, request);
+      expect(answer, request).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), request).toEqual({
+        error: { type: 'invalid_input', message: 'bad request: Missing host header' },
+      });
+    }
   });
 });
 

@@ -7,7 +7,7 @@
  * interrupted (the agent layer registers one with `app.onClose`) — which closes the database.
  * @module
  */
-import { createServer, type Server, STATUS_CODES } from 'node:http';
+import { createServer, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
@@ -334,13 +334,33 @@ function nodeServer(
     },
     (path) => errorStyleFor(path) === 'flat',
   );
-  const server = createServer(connectionOptions(config.services.http), (incoming, outgoing) => {
+  // Node's own check of a missing `Host` (HTTP/1.1) answered an empty 400, and an HTTP/1.0 request
+  // without one reached the hot route but no other: every route now answers it the same JSON 400.
+  const options = { ...connectionOptions(config.services.http), requireHostHeader: false };
+  const server = createServer(options, (incoming, outgoing) => {
+    if (incoming.headers.host === undefined) {
+      answerMissingHost(outgoing);
+      return;
+    }
     if (!stopping() && !bodies.admit(incoming, outgoing)) return;
     if (!stopping() && node(incoming, outgoing)) return;
     void listener(incoming, outgoing);
   });
   limitConnections(server, config.services.http);
   return { server, bodies };
+}
+
+/** A request with no `Host` header: the 400 node-server answers it (`requestFailed`), the body unread. */
+function answerMissingHost(outgoing: ServerResponse): void {
+  const body = JSON.stringify({
+    error: { message: 'bad request: Missing host header', type: 'invalid_input' },
+  });
+  outgoing.writeHead(400, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  outgoing.end(body);
 }
 
 /** What a request without a bearer meets: `bearer` (token), `none` (passes), `closed` (every request 401). */
