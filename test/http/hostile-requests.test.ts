@@ -13,6 +13,7 @@
  * - tool-call arguments nested thousands deep are kept as text, not a 500 (stack overflow);
  * - slow uploads hold no compat run slot (four of them held every slot until Node's timeout);
  * - a request Node or node-server cannot read is a 400 with a JSON body naming why.
+ * - a client that hangs up mid-body is logged at debug, not as a failed request with a stack;
  * - a request with no `Host` is that 400 on every route (Node answered an HTTP/1.1 one with an empty
  *   400, and an HTTP/1.0 one reached the hot compat route: a run started).
  */
@@ -278,6 +279,31 @@ describe('hostile HTTP requests', () => {
       expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), request).toEqual({
         error: { type: 'invalid_input', message: 'bad request: Missing host header' },
       });
+    }
+  });
+
+  it('HTTP-PROBE-2: a client that hangs up mid-body is no logged failure (it was an error with a stack)', async () => {
+    const { app, server, url } = await openServer({ auth: 'none' });
+    const { port } = new URL(url);
+    const paths = ['/v1/sessions', '/v1/chat/completions'];
+    for (const path of paths) {
+      const socket = connect(Number(port), '127.0.0.1');
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"ti`,
+      );
+      // Hang up once the server is reading the body (it counts as in flight).
+      await until(() => server.bodyBytesInFlight > 0, `the body of ${path} in flight`);
+      socket.destroy();
+      await until(() => server.bodyBytesInFlight === 0, `the body of ${path} let go`);
+    }
+    const about = (path: string) =>
+      app.memoryLog.records.filter((r) => r.path === path && /^http request/.test(r.message));
+    await until(() => paths.every((path) => about(path).length > 0), 'a record of each hang-up');
+    for (const path of paths) {
+      expect(about(path).map((r) => [r.level, r.message])).toEqual([
+        ['debug', 'http request abandoned by the client'],
+      ]);
     }
   });
 });

@@ -17,8 +17,13 @@ export function errorResponse(
   options: { style?: ErrorStyle; app?: App; statusFor?: Partial<Record<string, number>> } = {},
 ): Response {
   const e = toSvcError(error);
-  if (e.code === 'internal')
+  if (e.code === 'internal' && clientAborted(e.cause ?? e)) {
+    // The client closed the connection while its body was being read: nothing failed on this side,
+    // and nobody reads the answer (it was logged as an error with a stack, one per dropped upload).
+    options.app?.log.debug('http request abandoned by the client', { path: c.req.path });
+  } else if (e.code === 'internal') {
     options.app?.log.error('http request failed', { path: c.req.path, error: e.cause ?? e });
+  }
   const status = (options.statusFor?.[e.code] ?? e.status) as ContentfulStatusCode;
   const message = options.app ? options.app.redactor.string(e.message) : e.message;
   const headers: Record<string, string> = {};
@@ -31,6 +36,12 @@ export function errorResponse(
     default:
       return c.json({ error: { message, type: e.code } }, status, headers);
   }
+}
+
+/** Node's error for a request whose connection closed before its body arrived whole. */
+function clientAborted(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'ECONNRESET' && message === 'aborted';
 }
 
 export function httpError(
