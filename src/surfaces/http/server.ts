@@ -339,7 +339,7 @@ function nodeServer(
   const options = { ...connectionOptions(config.services.http), requireHostHeader: false };
   const server = createServer(options, (incoming, outgoing) => {
     if (incoming.headers.host === undefined) {
-      answerMissingHost(outgoing);
+      answerMissingHost(incoming.url ?? '/', outgoing);
       return;
     }
     if (!stopping() && !bodies.admit(incoming, outgoing)) return;
@@ -350,11 +350,17 @@ function nodeServer(
   return { server, bodies };
 }
 
-/** A request with no `Host` header: the 400 node-server answers it (`requestFailed`), the body unread. */
-function answerMissingHost(outgoing: ServerResponse): void {
-  const body = JSON.stringify({
-    error: { message: 'bad request: Missing host header', type: 'invalid_input' },
-  });
+/**
+ * A request with no `Host` header: the 400 node-server answers it (`requestFailed`), the body
+ * unread, in the error style of its path (the compat routes' flat one).
+ */
+function answerMissingHost(target: string, outgoing: ServerResponse): void {
+  const message = 'bad request: Missing host header';
+  const path = target.split('?', 1)[0] ?? '/';
+  const flat = errorStyleFor(path) === 'flat';
+  const body = JSON.stringify(
+    flat ? { error: message, code: 400 } : { error: { message, type: 'invalid_input' } },
+  );
   outgoing.writeHead(400, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),
