@@ -8,7 +8,7 @@
  */
 import type { SqlClient } from '../store/postgres/client';
 import { foldToken, SEARCH_TOKEN, tsqueryOf } from './search-doc';
-import { snippetOf, titleSnippet } from './session-search';
+import { snippetOf, titleNeedle, titleSnippet } from './session-search';
 import type { MessageRole, Session, SessionRow, SessionSearchHit, SessionSearchOptions } from './types';
 
 interface HitRow {
@@ -60,8 +60,10 @@ export function createPostgresSessionSearch(deps: {
       options.since !== undefined ||
       options.until !== undefined;
     if (messageFilter || results.length >= limit) return results;
+    const needle = titleNeedle(query);
+    if (needle === undefined) return results;
     const seen = new Set(results.map((r) => r.session.id));
-    const like = `%${query.replaceAll('\u0000', '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const like = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     const titled = await sql.query<SessionRow>(
       `SELECT * FROM sessions WHERE title ILIKE $1 ESCAPE '\\' AND ($2::text IS NULL OR id = $2)
          ORDER BY updated_at DESC, id DESC LIMIT $3`,
@@ -70,7 +72,7 @@ export function createPostgresSessionSearch(deps: {
     for (const row of titled) {
       if (results.length >= limit) break;
       if (!seen.has(row.id))
-        results.push({ session: deps.toSession(row), snippet: titleSnippet(row.title, query, deps.redact) });
+        results.push({ session: deps.toSession(row), snippet: titleSnippet(row.title, needle, deps.redact) });
     }
     return results;
   };

@@ -76,11 +76,13 @@ export function createSessionSearch(deps: {
       options.since !== undefined ||
       options.until !== undefined;
     if (messageFilter || results.length >= limit) return results;
+    const needle = titleNeedle(query);
+    if (needle === undefined) return results;
     const seen = new Set(results.map((r) => r.session.id));
-    for (const session of deps.repository.titleHits(query, options.session_id, limit)) {
+    for (const session of deps.repository.titleHits(needle, options.session_id, limit)) {
       if (results.length >= limit) break;
       if (!seen.has(session.id))
-        results.push({ session, snippet: titleSnippet(session.title, query, deps.redact) });
+        results.push({ session, snippet: titleSnippet(session.title, needle, deps.redact) });
     }
     return results;
   };
@@ -158,6 +160,16 @@ export function snippetOf(
     snippet: oneLine(prefix + body.slice(start, end) + suffix),
     highlight: oneLine(prefix + highlight + suffix),
   };
+}
+
+/**
+ * The text a session's title is searched for: the query without NULs and the spaces around it;
+ * undefined when nothing is left, which no title is matched by (a blank or NUL query matched every
+ * title, found by probing: SQLite's LIKE ends its pattern at a NUL).
+ */
+export function titleNeedle(query: string): string | undefined {
+  const needle = query.replaceAll('\u0000', '').trim();
+  return needle === '' ? undefined : needle;
 }
 
 /** The (redacted) title around the first case-insensitive occurrence of the query. */

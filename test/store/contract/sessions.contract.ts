@@ -417,6 +417,18 @@ export function sessionStoreContract(open: OpenSessionStore): void {
     );
 
     it(
+      'STORE-PG-922: a blank or NUL query matches no title (it matched every title with a space, or every one); a query is trimmed for titles',
+      withStore(async (s) => {
+        const { store } = s;
+        const { b, a, c } = await seeded(s);
+        for (const query of [' ', '   ', '\u0000', ' \u0000 ', '\t'])
+          expect(await store.search(query), JSON.stringify(query)).toEqual([]);
+        expect((await store.search('  kraken  ')).map((r) => r.session.id)).toEqual([b.id, a.id, c.id]);
+        expect((await store.search(' the kr')).map((r) => r.session.id)).toContain(c.id);
+      }),
+    );
+
+    it(
       'STORE-PG-29: messages written, updated and deleted are (no longer) found',
       withStore(async (s) => {
         const { store } = s;
