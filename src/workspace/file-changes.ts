@@ -6,6 +6,7 @@
  * @module
  */
 import { statSync, unlinkSync } from 'node:fs';
+import { relative, sep } from 'node:path';
 import { SvcError } from '../errors';
 import type { EventBus } from '../events/bus';
 import type { SessionEventPayloads } from '../events/types';
@@ -13,8 +14,9 @@ import { approve, type MutationGuard, type OpContext } from './context';
 import { type DiffResult, unifiedDiff } from './diff';
 import type { FileChange, FileHistory } from './file-history';
 import { atomicWrite, fileOnDisk, sha256 } from './file-io';
-import type { PathResolver, ResolvedPath } from './paths';
+import { type PathResolver, type ResolvedPath, realpathOfDeepest } from './paths';
 import type { ReadTracker } from './read-tracker';
+import { removeNoFollow, writeNoFollow } from './safe-path';
 
 export interface PendingChange {
   target: ResolvedPath;
@@ -59,7 +61,7 @@ export function createChangeCommitter(deps: {
   reads: ReadTracker;
   bus: EventBus;
   /** Re-checks, after the approval, that a path resolved inside the workspace still is. */
-  paths?: Pick<PathResolver, 'contains'>;
+  paths?: Pick<PathResolver, 'contains' | 'realRoot'>;
 }): ChangeCommitter {
   const guard = async (tool: string, sessionId: string | undefined, paths: string[]) => {
     for (const check of deps.guards()) await check({ tool, sessionId, paths });
@@ -106,8 +108,7 @@ export function createChangeCommitter(deps: {
       const applied: AppliedChange[] = [];
       for (const [index, change] of changes.entries()) {
         const kind = change.before === null ? 'create' : change.after === null ? 'delete' : 'modify';
-        if (change.after === null) unlinkSync(change.target.abs);
-        else atomicWrite(change.target.abs, change.after);
+        writeChange(change, deps.paths);
         const record: FileChange = await deps.history.record({
           sessionId: ctx.sessionId,
           runId: ctx.runId,
@@ -168,12 +169,48 @@ async function diffOf(change: PendingChange): Promise<DiffResult> {
  * A target resolved inside the workspace before the approval must still be: a directory on its
  * path swapped for a symlink to elsewhere meanwhile would carry the write or the removal outside.
  */
-function verifyStillInside(change: PendingChange, paths: Pick<PathResolver, 'contains'>): void {
+function verifyStillInside(change: PendingChange, paths: Pick<PathResolver, 'contains' | 'realRoot'>): void {
   if (!change.target.inside || paths.contains(change.target.abs)) return;
   throw new SvcError(
     'conflict',
     `${change.target.rel} now resolves outside the workspace (a directory on its path became a symlink while the change was waiting for approval); nothing was written; check the directory and redo the change`,
     { details: { path: change.target.rel, reason: 'moved_outside_during_approval' } },
+  );
+}
+
+/**
+ * Writes (or removes) one approved change. A target inside the workspace is written at its real
+ * path, found now, and reached without following a symlink: the check after the approval is one
+ * moment, and a command still running (a background job) can swap a directory on the path for a
+ * symlink to elsewhere after it, or between two files of one change, where a plain write would
+ * follow it outside.
+ */
+function writeChange(
+  change: PendingChange,
+  paths: Pick<PathResolver, 'contains' | 'realRoot'> | undefined,
+): void {
+  if (!paths || !change.target.inside) {
+    if (change.after === null) unlinkSync(change.target.abs);
+    else atomicWrite(change.target.abs, change.after);
+    return;
+  }
+  const real = realpathOfDeepest(change.target.abs);
+  verifyStillInside({ ...change, target: { ...change.target, abs: real } }, paths);
+  const rel = relative(paths.realRoot, real).split(sep).join('/');
+  if (change.after === null) {
+    const removed = removeNoFollow(paths.realRoot, rel);
+    if (removed.status === 'skipped') throw notWritten(change, removed.reason);
+    return;
+  }
+  const written = writeNoFollow(paths.realRoot, rel, change.after);
+  if (!written.ok) throw notWritten(change, written.reason);
+}
+
+function notWritten(change: PendingChange, reason: string): SvcError {
+  return new SvcError(
+    'conflict',
+    `${change.target.rel} was not written: ${reason} (its path changed while the change was being written); check the directory and redo the change`,
+    { details: { path: change.target.rel, reason: 'path_changed_during_write' } },
   );
 }
 

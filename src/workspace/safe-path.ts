@@ -11,20 +11,26 @@
  * target.
  * @module
  */
+
+import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
   existsSync,
+  fchmodSync,
   fstatSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readFileSync,
   readlinkSync,
+  renameSync,
   rmdirSync,
   type Stats,
   unlinkSync,
+  writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** A workspace path an operation left alone, and why. */
 export interface SkippedPath {
@@ -67,8 +73,22 @@ function refusal(abs: string, error: unknown): Refused {
   return { ok: false, reason: link ? PARENT_SYMLINK : PARENT_NOT_DIRECTORY, missing: false };
 }
 
-/** The parent directory of `rel` under `root`, reached without following a symlink below root. */
-function openParent(root: string, rel: string): Parent {
+/** Makes the directory `abs` when it is missing; true when it made it. */
+function madeDir(abs: string): boolean {
+  try {
+    mkdirSync(abs);
+    return true;
+  } catch (error) {
+    if (codeOf(error) === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+/**
+ * The parent directory of `rel` under `root`, reached without following a symlink below root.
+ * `create`: missing directories on the way are made (each made, then opened without following).
+ */
+function openParent(root: string, rel: string, create = false): Parent {
   const parts = rel.split('/');
   if (parts.some((p) => p === '' || p === '.' || p === '..')) {
     return { ok: false, reason: 'not a workspace-relative path', missing: false };
@@ -80,6 +100,7 @@ function openParent(root: string, rel: string): Parent {
       dir = join(dir, part);
       let stat: Stats;
       try {
+        if (create && !existsSync(dir)) madeDir(dir);
         stat = lstatSync(dir);
       } catch (error) {
         return refusal(dir, error);
@@ -95,7 +116,7 @@ function openParent(root: string, rel: string): Parent {
       const next = `/proc/self/fd/${fd}/${part}`;
       let child: number;
       try {
-        child = openSync(next, constants.O_RDONLY | DIRECTORY | NOFOLLOW);
+        child = openDir(next, create);
       } catch (error) {
         const refused = refusal(next, error);
         closeSync(fd);
@@ -112,8 +133,23 @@ function openParent(root: string, rel: string): Parent {
   return { ok: true, dir: `/proc/self/fd/${held}`, name, close: () => closeSync(held) };
 }
 
-function withParent<T>(root: string, rel: string, run: (abs: string) => T): { ok: true; value: T } | Refused {
-  const parent = openParent(root, rel);
+function openDir(abs: string, create: boolean): number {
+  try {
+    return openSync(abs, constants.O_RDONLY | DIRECTORY | NOFOLLOW);
+  } catch (error) {
+    if (!create || codeOf(error) !== 'ENOENT') throw error;
+    madeDir(abs);
+    return openSync(abs, constants.O_RDONLY | DIRECTORY | NOFOLLOW);
+  }
+}
+
+function withParent<T>(
+  root: string,
+  rel: string,
+  run: (abs: string) => T,
+  create = false,
+): { ok: true; value: T } | Refused {
+  const parent = openParent(root, rel, create);
   if (!parent.ok) return parent;
   try {
     return { ok: true, value: run(join(parent.dir, parent.name)) };
@@ -214,4 +250,42 @@ export function pruneEmptyDirsNoFollow(root: string, relDir: string): void {
     }
     parts.pop();
   }
+}
+
+/**
+ * Writes `data` to workspace-relative `rel` atomically (a temporary file beside it, then a rename
+ * over it; a regular file's mode is kept), making missing parent directories, and never through a
+ * symlink in a parent: `root` and `rel` must be real (symlinks resolved just before). A parent
+ * swapped for a symlink since is refused with a reason, nothing written; a symlink put in the
+ * final place is replaced, never followed.
+ */
+export function writeNoFollow(root: string, rel: string, data: string | Buffer): { ok: true } | Refused {
+  const done = withParent(
+    root,
+    rel,
+    (abs) => {
+      const mode = lstatSync(abs, { throwIfNoEntry: false });
+      const temp = join(dirname(abs), `.svc-write-${randomBytes(6).toString('hex')}.tmp`);
+      try {
+        // wx: a symlink planted at the temporary name is not followed either.
+        const fd = openSync(temp, 'wx');
+        try {
+          writeFileSync(fd, data);
+          if (mode?.isFile()) fchmodSync(fd, mode.mode & 0o7777);
+        } finally {
+          closeSync(fd);
+        }
+        renameSync(temp, abs);
+      } catch (error) {
+        try {
+          unlinkSync(temp);
+        } catch {
+          // never made, or already renamed
+        }
+        throw error;
+      }
+    },
+    true,
+  );
+  return done.ok ? { ok: true } : done;
 }

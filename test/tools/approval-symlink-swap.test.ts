@@ -39,4 +39,24 @@ describe('a directory swapped for a symlink during the approval', () => {
     expect(readFileSync(join(victim, 'a.txt'), 'utf8')).toBe('same\n');
     expect(String(error)).toMatch(/now resolves outside the workspace/);
   });
+
+  it('TOOL-PROBE-1: refuses to write the next file of a change through a directory swapped after its first', async () => {
+    // No approval to wait on (an MCP client's call): a background job swaps `d` while the change
+    // is being written, here as soon as its first file is.
+    const h = await toolHarness({ files: { 'd/keep.txt': 'keep\n' } });
+    const victim = tmpWorkspace({ files: { 'other.txt': 'victim\n' } });
+    let swapped = false;
+    h.app.bus.subscribe('*', (event) => {
+      if (event.type !== 'file.changed' || swapped) return;
+      swapped = true;
+      renameSync(join(h.app.workspace, 'd'), join(h.app.workspace, 'd.real'));
+      symlinkSync(victim, join(h.app.workspace, 'd'));
+    });
+    const patch =
+      '*** Begin Patch\n*** Add File: first.txt\n+one\n*** Add File: d/new.txt\n+planted\n*** End Patch';
+    const error = await h.call('edit', { patch }).catch((e: unknown) => e);
+    expect(swapped).toBe(true);
+    expect(existsSync(join(victim, 'new.txt'))).toBe(false);
+    expect(error).toMatchObject({ code: 'conflict' });
+  });
 });
