@@ -64,7 +64,7 @@ describe('web UI files', () => {
     expect((await hono.request('/favicon.svg')).headers.get('content-type')).toBe('image/svg+xml');
   });
 
-  it('keeps /v1 behind the token and refuses names that are not plain files', async () => {
+  it('HTTP-PROBE-3: keeps /v1 behind the token and refuses names that are not plain files with the JSON 404', async () => {
     const hono = await setup();
     expect((await hono.request('/v1/sessions')).status).toBe(401);
     expect(
@@ -75,8 +75,14 @@ describe('web UI files', () => {
       '/assets/.hidden.js',
       '/assets/missing-1.js',
       '/assets/x.exe',
-    ])
-      expect((await hono.request(path)).status, path).toBe(404);
+    ]) {
+      const response = await hono.request(path);
+      expect(response.status, path).toBe(404);
+      // The usual JSON error body, as every other route's (it was plain text; found by probing).
+      expect(await response.json(), path).toEqual({
+        error: { type: 'not_found', message: expect.stringMatching(/^no web UI file ".+": reload the page/) },
+      });
+    }
   });
 
   it('answers 503 with how to build it when the UI is not built', async () => {

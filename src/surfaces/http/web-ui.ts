@@ -147,12 +147,14 @@ function send(c: Context, file: CachedFile, cacheControl: string): Response {
   return new Response(c.req.method === 'HEAD' ? null : (body as Uint8Array<ArrayBuffer>), { headers });
 }
 
+/** The usual JSON error body (docs/http.md), saying what to do: a page older than the server asks for assets it no longer has. */
 function notFound(name: string): Response {
-  return new Response(`no web UI file ${JSON.stringify(name)}`, {
+  const message = `no web UI file ${JSON.stringify(name)}: reload the page (the web UI may have been updated since it was loaded)`;
+  return new Response(JSON.stringify({ error: { message, type: 'not_found' } }), {
     status: 404,
     headers: {
       ...SECURITY_HEADERS,
-      'content-type': 'text/plain; charset=utf-8',
+      'content-type': 'application/json',
       'cache-control': 'no-store',
     },
   });
