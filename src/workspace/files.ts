@@ -174,6 +174,13 @@ export function createFileOps(deps: {
         if (stat?.isDirectory()) {
           throw new SvcError('invalid_input', `path: ${target.rel} is a directory; give a file path`);
         }
+        // `dir/` names a directory: the write made a file called `dir` (found by probing).
+        if (input.path.endsWith('/') || (process.platform === 'win32' && input.path.endsWith('\\'))) {
+          throw new SvcError(
+            'invalid_input',
+            `path: ${input.path} ends with a slash, which names a directory; give a file path`,
+          );
+        }
         let before: Buffer | null = null;
         if (stat) {
           before = readTarget(target, 'path');

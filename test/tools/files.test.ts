@@ -7,7 +7,7 @@
  *   mutation guards;
  * - paths outside the workspace (and symlink escapes) are refused unless allowed.
  */
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SvcError } from '../../src/errors';
@@ -199,6 +199,16 @@ describe('write', () => {
     const h = await toolHarness({ files: { 'a.txt': 'one\n' } });
     await h.call('write', { path: 'a.txt', content: 'two\n' }, { sessionId: undefined });
     expect(h.read('a.txt')).toBe('two\n');
+  });
+
+  it('TOOL-PROBE-2: refuses a path ending with a slash, writing nothing (it made a file named after the directory)', async () => {
+    const h = await toolHarness();
+    for (const path of ['notes/', 'deep/er/'])
+      await expect(h.call('write', { path, content: 'x\n' })).rejects.toThrow(
+        /ends with a slash, which names a directory; give a file path/,
+      );
+    expect(existsSync(join(h.app.workspace, 'notes'))).toBe(false);
+    expect(existsSync(join(h.app.workspace, 'deep'))).toBe(false);
   });
 });
 
