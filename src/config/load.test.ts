@@ -167,6 +167,27 @@ describe('bad config', () => {
     );
   });
 
+  it('CLI-FIRST-1: a value out of range says the bound in words, not zod\'s "Too small: expected …"', () => {
+    const cases: [string, RegExp][] = [
+      [
+        '[options]\nmax_steps = -5\n',
+        /svc\.toml:2: options\.max_steps: expected a number more than 0, got number -5$/,
+      ],
+      [
+        '[models]\nlarge = ""\n',
+        /svc\.toml:2: models\.large: expected a string of at least 1 character, got string ""$/,
+      ],
+      [
+        '[services.http]\nport = 99999\n',
+        /services\.http\.port: expected a number at most 65535, got number 99999$/,
+      ],
+    ];
+    for (const [text, message] of cases) {
+      const { workspace, env } = setup({ 'svc.toml': text });
+      expect(() => loadConfig({ workspace, env }), text).toThrowError(message);
+    }
+  });
+
   it('refuses a node staleness shorter than two heartbeats, naming the key and why', () => {
     const { workspace, env } = setup({
       'svc.toml': '[store]\nnode_heartbeat_ms = 5000\nnode_stale_ms = 6000\n',

@@ -343,7 +343,7 @@ function describeIssue(
   if (issue.code === 'invalid_type') expected = issue.expected;
   else if (issue.code === 'invalid_value')
     expected = `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
-  else if (issue.code === 'too_small' || issue.code === 'too_big') expected = issue.message;
+  else if (issue.code === 'too_small' || issue.code === 'too_big') expected = describeBound(issue);
   const message =
     expected !== undefined
       ? `${key}: expected ${expected}, got ${describeValue(actual)}`
@@ -355,6 +355,18 @@ function describeIssue(
     key,
     expected,
   };
+}
+
+/** A range issue's bound in words (zod's own "Too small: expected number to be >0" read badly). */
+function describeBound(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig): string {
+  if (!/^Too (small|big): /.test(issue.message)) return issue.message; // the schema's own words
+  const small = issue.code === 'too_small';
+  const n = Number(small ? issue.minimum : issue.maximum);
+  const word =
+    issue.inclusive === false ? (small ? 'more than' : 'less than') : small ? 'at least' : 'at most';
+  if (issue.origin === 'string') return `a string of ${word} ${n} character${n === 1 ? '' : 's'}`;
+  if (issue.origin === 'array' || issue.origin === 'set') return `${word} ${n} item${n === 1 ? '' : 's'}`;
+  return `a number ${word} ${String(small ? issue.minimum : issue.maximum)}`;
 }
 
 function describeValue(value: unknown): string {
