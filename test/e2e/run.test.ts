@@ -83,6 +83,16 @@ describe('svc run', () => {
     });
   });
 
+  it('CLI-FIRST-2: a key svc does not know in svc.toml (a typo) is named on stderr, and the run goes on', async () => {
+    const provider = await fakeProvider([reply().text('Hello.')]);
+    const ws = workspace(provider.url, '[options]\nmax_step = 3\n');
+    const result = await runBin(['run', 'say hello'], { cwd: ws, env: env(ws) });
+    expect(result).toMatchObject({ code: 0, stdout: 'Hello.\n' });
+    expect(result.stderr).toBe(
+      `svc: warning: unknown config key options.max_step (in ${join(ws, 'svc.toml')}); ignored\n`,
+    );
+  });
+
   it('exits 2 with the how-to when no model is configured, and writes nothing', async () => {
     const ws = workspace();
     const result = await runBin(['run', 'hello'], { cwd: ws, env: env(ws) });

@@ -221,8 +221,8 @@ function editDistance(a: string, b: string): number {
 /**
  * A headless surface says on stderr (stdout may be a protocol) what the gate did with an untrusted
  * workspace's risky keys: under "require" which it ignored; under "ask" (the TUI asks; headless
- * runs keep them) which it is using, so they are never used unannounced. The config warnings are
- * not printed otherwise.
+ * runs keep them) which it is using, so they are never used unannounced. Of the other config
+ * warnings only `svc run` prints the unknown keys (commands/run.ts).
  */
 function warnDroppedKeys(app: App, io: CliIo) {
   const trust = app.loaded.trust;

@@ -20,7 +20,7 @@ import { type FailureReport, SvcError } from '../../../errors';
 import type { SessionEvent } from '../../../events/bus';
 import { decisionForKey, permissionChoices, permissionLabel } from '../../../permissions/keys';
 import { callTool } from '../../../tools/core/call-tool';
-import { safeTerminalText, visibleControls } from '../../../util/terminal-text';
+import { printable, safeTerminalText, visibleControls } from '../../../util/terminal-text';
 import type { CliContext, CliIo, CliRegistrar } from '../context';
 import { runEndLines, runExitCode, toolRefusedLine } from '../failure-lines';
 
@@ -85,6 +85,7 @@ async function runCommand(ctx: CliContext, words: string[], flags: RunOptions) {
   }
   const yolo = options.yolo === true || options.dangerouslySkipPermissions === true;
   const app = await ctx.app();
+  warnUnknownKeys(app, io);
 
   let sessionId = options.session;
   if (options.continue) {
@@ -181,6 +182,20 @@ function busyElsewhere(sessionId: string, other: { run_id: string; pid?: number 
 interface Output {
   onEvent(event: SessionEvent): void;
   finish(result: RunResult): void;
+}
+
+/**
+ * A key svc does not know (a typo such as `max_step`, `[models] larg`) is ignored: the run says so
+ * on stderr first, or the typo would change what the run does without a word (`svc config
+ * validate` lists them too). The names come from the user's files: one printable line each.
+ */
+function warnUnknownKeys(app: App, io: CliIo) {
+  const unknown = app.loaded.warnings.filter((w) => w.startsWith('unknown config key '));
+  for (const warning of unknown.slice(0, 5)) io.stderr.write(`svc: warning: ${printable(warning, 300)}\n`);
+  if (unknown.length > 5)
+    io.stderr.write(
+      `svc: warning: ${unknown.length - 5} more unknown config keys; svc config validate lists them\n`,
+    );
 }
 
 function createOutput(cli: CliIo, format: RunOptions['output'], sessionId: string): Output {
