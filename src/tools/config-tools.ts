@@ -6,7 +6,7 @@
 import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { explainConfig } from '../config/explain';
-import { formatIssue, loadConfig } from '../config/load';
+import { type ConfigSourcesInput, formatIssue, loadConfig } from '../config/load';
 import { seedSecrets } from '../config/secrets';
 import { parseConfigValue, writeConfigKey } from '../config/write';
 import { SvcError } from '../errors';
@@ -76,7 +76,8 @@ export const config = defineTool({
         exitCode: (r: { valid: boolean }) => (r.valid ? 0 : 2),
         // Without the App: a config whose store URL is unreachable (or that does not load) is
         // what this command is for.
-        standalone: (_input, { workspace, env }) => validateConfig(workspace, env),
+        // --config and -c are checked too: they are part of what a run would load.
+        standalone: (_input, sources) => validateConfig(sources),
       },
       { command: 'config reload', fixed: { action: 'reload' }, description: 're-read the config files' },
     ],
@@ -117,7 +118,10 @@ export const config = defineTool({
         return { action: 'reload', files: next.files, warnings: next.warnings };
       }
       case 'validate':
-        return validateConfig(app.workspace, app.env as Record<string, string | undefined>);
+        return validateConfig({
+          workspace: app.workspace,
+          env: app.env as Record<string, string | undefined>,
+        });
       case 'refresh': {
         const before = new Set(app.tools.registered().map((t) => t.name));
         const next = app.reloadConfig();
@@ -138,8 +142,9 @@ export const config = defineTool({
 });
 
 /** Every config file checked, nothing applied: each error with its file, line and text. */
-function validateConfig(workspace: string, env: Record<string, string | undefined>) {
-  const check = loadConfig({ workspace, env }, { tolerant: true });
+function validateConfig(sources: ConfigSourcesInput) {
+  const { env } = sources;
+  const check = loadConfig(sources, { tolerant: true });
   // The values an error quotes may be secrets: scrubbed as the App's redactor would.
   const redactor = createRedactor();
   seedSecrets(redactor, check, env);

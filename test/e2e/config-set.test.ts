@@ -49,6 +49,20 @@ describe('svc config set / validate: one validation, one answer', () => {
     expect(existsSync(join(ws, '.svc'))).toBe(false);
   });
 
+  it('CLI-FIRST-3: validate checks --config <file> and -c too, as a run would load them (they were left out: valid, exit 0)', async () => {
+    const ws = tmpWorkspace({ files: { 'svc.toml': '', 'extra.toml': '[options]\nmax_steps = "x"\n' } });
+    const flagFile = await svc(ws, '--config', 'extra.toml', 'config', 'validate', '--json');
+    expect(flagFile.code, flagFile.stderr).toBe(2);
+    expect(JSON.parse(flagFile.stdout).errors).toMatchObject([
+      { key: 'options.max_steps', file: join(ws, 'extra.toml'), line: 2 },
+    ]);
+    const override = await svc(ws, '-c', 'options.max_steps=0', 'config', 'validate', '--json');
+    expect(override.code, override.stderr).toBe(2);
+    expect(JSON.parse(override.stdout).errors).toMatchObject([
+      { key: 'options.max_steps', file: '-c options.max_steps' },
+    ]);
+  });
+
   it('setting an unknown key is refused, naming it', async () => {
     const ws = tmpWorkspace({ files: { 'svc.toml': '[options]\nmax_steps = 3\n' } });
     const set = await svc(ws, 'config', 'set', 'options.max_stepz', '5');

@@ -115,14 +115,10 @@ async function runToolCommand(
   asJson: boolean,
 ) {
   if (binding.standalone) {
-    const workspace = resolve(ctx.globals().cwd ?? ctx.io.cwd);
-    return print(
-      ctx,
-      binding,
-      await binding.standalone(input, { workspace, env: ctx.io.env }),
-      input,
-      asJson,
-    );
+    const globals = ctx.globals();
+    const workspace = resolve(globals.cwd ?? ctx.io.cwd);
+    const sources = { workspace, env: ctx.io.env, configFile: globals.config, overrides: globals.c ?? [] };
+    return print(ctx, binding, await binding.standalone(input, sources), input, asJson);
   }
   const app = await ctx.app();
   const notice = binding.notice?.(input, { app });

@@ -9,7 +9,7 @@
 import type { z } from 'zod';
 import type { AdaptiveService } from '../../adaptive/service';
 import type { AgentService } from '../../agent/types';
-import type { LoadedConfig } from '../../config/load';
+import type { ConfigSourcesInput, LoadedConfig } from '../../config/load';
 import type { Config } from '../../config/schema';
 import type { ContractService } from '../../contracts/contract-service';
 import type { ClaimService } from '../../coordination/claims';
@@ -362,10 +362,10 @@ export interface CliBinding {
   notice?: (input: any, context: { app: ToolHost }) => string | undefined;
   /** Wrap the payload with command-local fields before printing (json, text); it stays unchanged inside. */
   envelope?: (result: any, context: { app: ToolHost; input: any }) => unknown;
-  /** Answer without the App (no data dir, no store): `config validate` with a broken store URL. */
+  /** Answer without the App (no store): `config validate`; the context has the CLI's --config and -c. */
   standalone?: (
     input: any,
-    context: { workspace: string; env: Record<string, string | undefined> },
+    context: Pick<ConfigSourcesInput, 'workspace' | 'env' | 'configFile' | 'overrides'>,
   ) => unknown;
 }
 
