@@ -33,11 +33,24 @@ describe('CLI messages', () => {
         "svc: unknown command 'session lst'; did you mean 'session list'? (svc session --help lists the commands)",
       ],
       [['xyzzyq', '-h'], "svc: unknown command 'xyzzyq' (svc --help lists the commands)"],
+      // CLI-FIRST-4: two edits of five letters is another word, not a typo (it suggested 'logs');
+      // two neighbours swapped is one.
+      [['bogus'], "svc: unknown command 'bogus' (svc --help lists the commands)"],
+      [['rnu', 'hi'], "svc: unknown command 'rnu'; did you mean 'run'? (svc --help lists the commands)"],
     ] as const) {
       const result = await runBin([...args], { cwd: ws, env: env(ws) });
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stdout).toBe('');
       expect(result.stderr).toBe(`${line}\n`);
+    }
+    // CLI-FIRST-5: a subcommand's usage error points at its own help (it pointed at svc --help).
+    for (const [args, hint] of [
+      [['run', '--bogus', 'hi'], '(run svc run --help for usage)'],
+      [['session', 'list', '--bogus'], '(run svc session list --help for usage)'],
+    ] as const) {
+      const result = await runBin([...args], { cwd: ws, env: env(ws) });
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toBe(`svc: unknown option '--bogus'\n${hint}\n`);
     }
     const help = await runBin(['session', '--help'], { cwd: ws, env: env(ws) });
     expect(help.code).toBe(0);

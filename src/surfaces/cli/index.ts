@@ -92,6 +92,7 @@ export async function runCli(
 
   registerToolCommands(program, ctx, allTools, parsedCommandWord(argv));
   for (const register of registrars) register(program, ctx);
+  pointAtOwnHelp(program);
   // Set after the subcommands exist so they keep refusing excess arguments (commander copies the
   // setting to commands created later): only the root takes them, to name an unknown command.
   program.allowExcessArguments(true);
@@ -188,10 +189,25 @@ export function unknownCommand(program: Command, argv: readonly string[]): strin
   return undefined;
 }
 
-/** The known name closest to `word` (edit distance at most a third of its length, at least 2). */
+/**
+ * A subcommand's usage error points at that command's help (`svc run --help`), not the top-level
+ * one, which does not list its options (found by probing).
+ */
+function pointAtOwnHelp(command: Command, path: string[] = []): void {
+  for (const sub of command.commands) {
+    const own = [...path, sub.name()];
+    sub.showHelpAfterError(`(run svc ${own.join(' ')} --help for usage)`);
+    pointAtOwnHelp(sub, own);
+  }
+}
+
+/**
+ * The known name closest to `word`: edits (a swap of two neighbours is one) at most a third of its
+ * length, at least 1. At least 2 suggested `logs` for `bogus` (found by probing).
+ */
 function nearestName(word: string, names: string[]): string | undefined {
   let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
+  let bestDistance = Math.max(1, Math.floor(word.length / 3)) + 1;
   for (const name of names) {
     const d = name.startsWith(word) && word.length >= 3 ? 1 : editDistance(word, name);
     if (d < bestDistance) {
@@ -202,7 +218,9 @@ function nearestName(word: string, names: string[]): string | undefined {
   return best;
 }
 
+/** Insertions, deletions, substitutions and swaps of two neighbours (optimal string alignment). */
 function editDistance(a: string, b: string): number {
+  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
@@ -212,7 +230,10 @@ function editDistance(a: string, b: string): number {
         current[j - 1] + 1,
         previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
       );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        current[j] = Math.min(current[j], before[j - 2] + 1);
     }
+    before = previous;
     previous = current;
   }
   return previous[b.length];
