@@ -56,4 +56,20 @@ describe('CLI messages', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: svc session');
   });
+
+  it('CLI-FIRST-6: a command with --json takes --format json as the same (it was an unknown option)', async () => {
+    const ws = tmpWorkspace();
+    const json = await runBin(['trust', '--list', '--json'], { cwd: ws, env: env(ws) });
+    const format = await runBin(['trust', '--list', '--format', 'json'], { cwd: ws, env: env(ws) });
+    expect([json.code, format.code]).toEqual([0, 0]);
+    expect(JSON.parse(format.stdout)).toEqual(JSON.parse(json.stdout));
+    const doctor = await runBin(['doctor', '--format', 'json'], { cwd: ws, env: env(ws) });
+    expect(JSON.parse(doctor.stdout)).toMatchObject({
+      ok: expect.any(Boolean),
+      data_dir: expect.any(String),
+    });
+    const bad = await runBin(['doctor', '--format', 'yaml'], { cwd: ws, env: env(ws) });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("argument 'yaml' is invalid. Allowed choices are text, json.");
+  });
 });

@@ -4,7 +4,7 @@
  * one stderr line (`svc: …`); a stack only with SVC_DEBUG=1.
  * @module
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import type { App, AppOptions } from '../../app';
 import { SvcError, toSvcError } from '../../errors';
 import { allTools } from '../../tools/index';
@@ -197,8 +197,25 @@ function pointAtOwnHelp(command: Command, path: string[] = []): void {
   for (const sub of command.commands) {
     const own = [...path, sub.name()];
     sub.showHelpAfterError(`(run svc ${own.join(' ')} --help for usage)`);
+    formatAsJson(sub);
     pointAtOwnHelp(sub, own);
   }
+}
+
+/**
+ * A command with `--json` and no output option of its own (`doctor`, `trust`, `auth …`) takes
+ * `--format json` as the same, as the tool commands do (docs/cli.md; found by probing: `svc
+ * doctor --format json` was an unknown option).
+ */
+function formatAsJson(command: Command): void {
+  const has = (flag: string) => command.options.some((option) => option.long === flag);
+  if (!has('--json') || has('--format') || has('--output')) return;
+  command.addOption(
+    new Option('--format <format>', 'output format (json: the same as --json)').choices(['text', 'json']),
+  );
+  command.hook('preAction', (_, action) => {
+    if (action.getOptionValue('format') === 'json') action.setOptionValue('json', true);
+  });
 }
 
 /**
