@@ -19,6 +19,7 @@ import { enableGroupCommit } from '../../store/db';
 import { isLoopbackHost } from './auth';
 import { type BodyGuard, createBodyGuard } from './body-guard';
 import { connectionOptions, limitConnections } from './connection-limits';
+import { serveEventSockets } from './event-socket';
 import { createHttpService, errorStyleFor, type HttpAppOptions, type NodeRoute } from './index';
 import { markSessionPublisher } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
@@ -85,6 +86,17 @@ export { isLoopbackHost } from './auth';
 function closingAnswer(status: number, message: string, type: string): Response {
   return new Response(JSON.stringify({ error: { message, type } }), {
     status,
+    headers: { 'content-type': 'application/json', connection: 'close' },
+  });
+}
+
+/** What a request meets once the server is shutting down. */
+function shuttingDown(request: Request): Response {
+  const message = 'server shutting down';
+  const flat = errorStyleFor(new URL(request.url).pathname) === 'flat';
+  const body = flat ? { error: message, code: 503 } : { error: { message, type: 'unavailable' } };
+  return new Response(JSON.stringify(body), {
+    status: 503,
     headers: { 'content-type': 'application/json', connection: 'close' },
   });
 }
@@ -191,21 +203,9 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     extend: options.http?.extend,
   });
 
-  const listener = getRequestListener(
-    (request, env) => {
-      if (stopping) {
-        const message = 'server shutting down';
-        const flat = errorStyleFor(new URL(request.url).pathname) === 'flat';
-        const body = flat ? { error: message, code: 503 } : { error: { message, type: 'unavailable' } };
-        return new Response(JSON.stringify(body), {
-          status: 503,
-          headers: { 'content-type': 'application/json', connection: 'close' },
-        });
-      }
-      return hono.fetch(request, env);
-    },
-    { errorHandler: requestFailed },
-  );
+  const serve = (request: Request, env: unknown) =>
+    stopping ? shuttingDown(request) : hono.fetch(request, env);
+  const listener = getRequestListener(serve, { errorHandler: requestFailed });
   // A hot route (the compat surface's `POST /v1/chat/completions`) is served from the request event
   // itself, before node-server builds its Request (node-front.ts); everything else, and everything
   // while stopping, goes through node-server to Hono.
@@ -217,6 +217,8 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
   // loaded client's timers run late).
   server.keepAliveTimeout = KEEP_ALIVE_MS;
   server.on('clientError', answerClientError);
+  // The session event stream as a WebSocket, through the same app (event-socket.ts).
+  const sockets = serveEventSockets(server, { fetch: serve, stopping: () => stopping });
 
   await listen(server, settings.host, settings.port);
   const address = server.address() as AddressInfo;
@@ -268,6 +270,7 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     log.info('http server stopping', { reason, open_streams: streams.size });
     const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
     streams.closeAll();
+    sockets.closeAll();
     // Connections turn idle as their responses end (the SSE streams just now): close them as they do,
     // instead of waiting for the keep-alive timeout.
     server.closeIdleConnections();
@@ -279,6 +282,7 @@ export async function startHttpServer(options: StartHttpServerOptions): Promise<
     if (!finished) {
       log.warn('in-flight requests did not finish in time; closing their connections', { grace_ms: graceMs });
       server.closeAllConnections();
+      sockets.terminateAll();
       await withTimeout(serverClosed, 1000);
     }
     clearInterval(sweeper);

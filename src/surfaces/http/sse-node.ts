@@ -20,9 +20,10 @@ import {
   SSE_HEADERS,
   type SseStream,
 } from './sse';
+import { eventSocketOf, openSocketSseStream } from './sse-socket';
 
 /** node-server's marker for a response the route wrote itself (its `X_ALREADY_SENT`). */
-const ALREADY_SENT = 'x-hono-already-sent';
+export const ALREADY_SENT = 'x-hono-already-sent';
 
 /** The Node response of a request served by @hono/node-server, or undefined. */
 export function nodeResponseOf(c: Context): ServerResponse | undefined {
@@ -33,21 +34,24 @@ export function nodeResponseOf(c: Context): ServerResponse | undefined {
 }
 
 /**
- * An SSE stream for a route: on the Node response when there is one, else a web stream. On the
- * Node response the request's own signal is not listened to (one EventTarget listener less to add
- * and remove a request): node-server aborts it when the response closes early, and the
- * response's 'close' ends the stream already. A signal already aborted is still honoured.
+ * An SSE stream for a route: on the WebSocket the request came on (./event-socket.ts), on the Node
+ * response when there is one, else a web stream. On a socket or a Node response the request's own
+ * signal is not listened to (one EventTarget listener less to add and remove a request): its
+ * 'close' ends the stream already. A signal already aborted is still honoured.
  */
 export function openRouteSseStream(
   c: Context,
   options: OpenSseOptions,
   headers: Record<string, string> = {},
 ): { stream: SseStream; response: Response } {
-  const outgoing = nodeResponseOf(c);
-  if (!outgoing) return openSseStream(options, headers);
+  const socket = eventSocketOf(c);
+  const outgoing = socket ? undefined : nodeResponseOf(c);
+  if (!socket && !outgoing) return openSseStream(options, headers);
   const { signal } = options;
   const own = signal !== undefined && !signal.aborted && signal === c.req.raw.signal;
-  return openNodeSseStream(outgoing, own ? { ...options, signal: undefined } : options, headers);
+  const opened = own ? { ...options, signal: undefined } : options;
+  if (socket) return { stream: openSocketSseStream(socket, opened), response: alreadySent() };
+  return openNodeSseStream(outgoing as ServerResponse, opened, headers);
 }
 
 /**
