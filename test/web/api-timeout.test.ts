@@ -28,7 +28,7 @@ describe('web UI API client', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: 'timeout' });
     expect((error as ApiError).message).toBe(
-      'The svc server at http://127.0.0.1:4000/ did not answer in 1 s; too many svc tabs open? A browser opens at most 6 connections to one server and every svc tab showing a session live holds one (a hidden tab lets its go after a few seconds unless its session is running): close some svc tabs and try again, or check that the server is running.',
+      'The svc server at http://127.0.0.1:4000/ did not answer in 1 s; too many svc tabs open? A browser opens at most 6 connections to one server, and where a WebSocket cannot reach it (a proxy that does not pass them on) every svc tab showing a session live holds one (a hidden tab lets its go after a few seconds unless its session is running): close some svc tabs and try again, or check that the server is running.',
     );
 
     const refused = createApi({

@@ -3,7 +3,6 @@ import { fakeProvider, reply } from '../helpers/fake-provider';
 import {
   api,
   browserForFile,
-  isEventsUrl,
   openPage,
   openSession,
   rawStream,
@@ -12,6 +11,7 @@ import {
   startService,
   TOKEN,
   waitIdle,
+  watchStreams,
 } from './harness';
 
 const browser = browserForFile();
@@ -35,10 +35,7 @@ describe('web UI: a dropped event stream', () => {
     const { session } = await api(service, 'POST', '/v1/sessions', { title: 'crowded' });
     const held = await holdStream(service, session.id);
     const { page, errors } = await openPage(browser());
-    const streams: string[] = [];
-    page.on('request', (request) => {
-      if (isEventsUrl(request.url(), session.id)) streams.push(request.url());
-    });
+    const streams = watchStreams(page, session.id);
 
     await openSession(page, service, session.id);
     const notice = page.getByRole('alert').filter({ hasText: 'too many open views' });
@@ -52,7 +49,8 @@ describe('web UI: a dropped event stream', () => {
     // A few seconds with the limit still reached: the page waits, it does not ask again and again
     // (the old loop asked at 0.5, 1, 2 and 4 s: four streams in these five seconds).
     await page.waitForTimeout(5_000);
-    expect(streams.length).toBeLessThanOrEqual(2);
+    expect(streams.over.length).toBeLessThanOrEqual(2);
+    expect(streams.over[0]).toBe('socket');
     expect(await notice.isVisible()).toBe(true);
 
     // Meanwhile another client drives the session; then the other stream closes and the user retries.
@@ -114,8 +112,10 @@ describe('web UI: a dropped event stream', () => {
       const reconnecting = new Promise<void>((resolve) => {
         reconnected = resolve;
       });
-      await page.route('**/events', async (route) => {
-        lastEventIds.push(route.request().headers()['last-event-id'] ?? '');
+      // The page's event socket, served by the test: the first is answered here; the others go on
+      // to the server (the second once released).
+      await page.routeWebSocket(/\/events(\?|$)/, async (socket) => {
+        lastEventIds.push(new URL(socket.url()).searchParams.get('last_event_id') ?? '');
         if (lastEventIds.length === 1) {
           const connected = { type: 'connected', session_id: session.id, last_event_id: latest };
           const dropped = {
@@ -124,20 +124,18 @@ describe('web UI: a dropped event stream', () => {
             reason,
             message: `over the ${reason} limit; reconnect with Last-Event-ID to resume`,
           };
-          await route.fulfill({
-            status: 200,
-            headers: { 'content-type': 'text/event-stream; charset=utf-8' },
-            body:
-              `event: connected\nid: ${latest}\ndata: ${JSON.stringify(connected)}\n\n` +
+          socket.send(
+            `event: connected\nid: ${latest}\ndata: ${JSON.stringify(connected)}\n\n` +
               `event: dropped\nid: ${latest}\ndata: ${JSON.stringify(dropped)}\n\n`,
-          });
+          );
+          await socket.close({ code: 1000 });
           return;
         }
         if (lastEventIds.length === 2) {
           reconnected();
           await released;
         }
-        await route.continue();
+        socket.connectToServer();
       });
 
       await openSession(page, service, session.id);

@@ -241,6 +241,26 @@ export const isEventsUrl = (url: string, sessionId: string) =>
   new URL(url).pathname === `/v1/sessions/${sessionId}/events`;
 
 /**
+ * The event stream connections the page opens for `sessionId`, from now on: the `Last-Event-ID`
+ * each sent ('' for none; a WebSocket's `last_event_id` parameter, a fetched stream's header) and
+ * how each went (`socket` or `fetch`).
+ */
+export function watchStreams(page: Page, sessionId: string): { lastEventIds: string[]; over: string[] } {
+  const watched = { lastEventIds: [] as string[], over: [] as string[] };
+  page.on('websocket', (socket) => {
+    if (!isEventsUrl(socket.url(), sessionId)) return;
+    watched.lastEventIds.push(new URL(socket.url()).searchParams.get('last_event_id') ?? '');
+    watched.over.push('socket');
+  });
+  page.on('request', (request) => {
+    if (!isEventsUrl(request.url(), sessionId)) return;
+    watched.lastEventIds.push(request.headers()['last-event-id'] ?? '');
+    watched.over.push('fetch');
+  });
+  return watched;
+}
+
+/**
  * From the sessions page: a new session (titled when `title` is given), live, and `prompt` sent
  * with Enter.
  */
@@ -255,7 +275,8 @@ export async function promptNewSession(page: Page, prompt: string, title?: strin
 
 /**
  * A reverse proxy that serves the service under `/svc/` (strips the prefix, streams the answer),
- * as nginx or Caddy would in front of it.
+ * as nginx or Caddy would in front of it; like one not set up to pass WebSocket upgrades on, it
+ * answers them 502.
  */
 export async function prefixProxy(target: string, prefix = '/svc'): Promise<string> {
   const { createServer, request } = await import('node:http');
@@ -285,6 +306,10 @@ export async function prefixProxy(target: string, prefix = '/svc'): Promise<stri
       res.end();
     });
     req.pipe(forward);
+  });
+  server.on('upgrade', (_req, socket) => {
+    socket.on('error', () => {});
+    socket.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onTestFinished(

@@ -11,7 +11,17 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
-import { api, browserForFile, openPage, openSession, shot, startService, TOKEN, waitIdle } from './harness';
+import {
+  api,
+  browserForFile,
+  openPage,
+  openSession,
+  shot,
+  startService,
+  TOKEN,
+  waitIdle,
+  watchStreams,
+} from './harness';
 
 const browser = browserForFile();
 
@@ -42,12 +52,13 @@ describe('web UI live', () => {
     await page.getByText('first answer').waitFor();
     await waitIdle(service, session.id);
 
-    const resumed: string[] = [];
-    page.on('request', (request) => {
-      if (request.url().endsWith(`/v1/sessions/${session.id}/events`))
-        resumed.push(request.headers()['last-event-id'] ?? '');
-    });
+    const resumed = watchStreams(page, session.id).lastEventIds;
     // The server stops mid-stream: the page says so and keeps trying.
+    let blocked = true;
+    await page.routeWebSocket(/\/events(\?|$)/, async (socket) => {
+      if (blocked) await socket.close({ code: 1011 });
+      else socket.connectToServer();
+    });
     await page.route('**/events', (route) => route.abort());
     await service.stop();
     await page.getByText(/Connection lost/).waitFor();
@@ -56,6 +67,7 @@ describe('web UI live', () => {
     await service.restart();
     await api(service, 'POST', `/v1/sessions/${session.id}/messages`, { prompt: 'from the api' });
     await waitIdle(service, session.id);
+    blocked = false;
     await page.unroute('**/events');
 
     await page.getByText('answer sent while you were away').waitFor();

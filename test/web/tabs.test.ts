@@ -24,7 +24,6 @@ import { fakeProvider, reply } from '../helpers/fake-provider';
 import {
   api,
   browserForFile,
-  isEventsUrl,
   openPage,
   openSession,
   rawStream,
@@ -33,6 +32,7 @@ import {
   startService,
   TOKEN,
   waitIdle,
+  watchStreams,
 } from './harness';
 
 const browser = browserForFile();
@@ -107,10 +107,7 @@ describe('web UI: many tabs', () => {
     await back.getByText('first answer').waitFor();
     await front.getByText('first answer').waitFor();
     expect((await probeStream(service, session.id)).in).toBe(false);
-    const resumedFrom: string[] = [];
-    back.on('request', (request) => {
-      if (isEventsUrl(request.url(), session.id)) resumedFrom.push(request.headers()['last-event-id'] ?? '');
-    });
+    const resumed = watchStreams(back, session.id);
 
     // The tab in the back goes hidden: it lets its stream go and does not claim to be live.
     await setHidden(back, true);
@@ -130,7 +127,8 @@ describe('web UI: many tabs', () => {
     await back.getByText('answered while the tab was hidden').waitFor();
     await back.getByText('live', { exact: true }).waitFor({ timeout: 60_000 });
     await back.getByText('sent while hidden').waitFor();
-    expect(resumedFrom).toEqual([String(latest)]);
+    expect(resumed.lastEventIds).toEqual([String(latest)]);
+    expect(resumed.over).toEqual(['socket']);
     for (const text of ['first answer', 'answered while the tab was hidden', 'sent while hidden', 'one'])
       expect(await back.getByText(text, { exact: true }).count(), text).toBe(1);
     await shot(back, '45-tab-shown-again');

@@ -38,6 +38,8 @@ export interface Api {
   /** A URL under the base (for the event stream). */
   url(path: string, query?: Query): string;
   headers(): Record<string, string>;
+  /** The bearer token, when there is one (the event stream's WebSocket carries it as a subprotocol). */
+  token(): string | undefined;
   /** Report a 401 met outside `request` (the event stream): back to sign-in. */
   unauthorized(error: ApiError): void;
 }
@@ -119,6 +121,7 @@ export function createApi(options: ApiOptions): Api {
     del: (path, query) => request('DELETE', path, undefined, query),
     url,
     headers,
+    token: () => options.token(),
     unauthorized: (error) => options.onUnauthorized?.(error),
   };
 }
@@ -133,16 +136,18 @@ export function unreachable(base: string): ApiError {
 }
 
 /**
- * A call that got no answer in time: the server may be stuck or gone, but most often the browser
- * never sent it, queued behind the event streams of other svc tabs (6 connections per server).
+ * A call that got no answer in time: the server may be stuck or gone, or the browser never sent it,
+ * queued behind the fetched event streams of other svc tabs (6 connections per server; streams
+ * over a WebSocket do not count).
  */
 export function notAnswered(base: string, timeoutMs: number): ApiError {
   return new ApiError(
     'timeout',
     `The svc server at ${base} did not answer in ${Math.round(timeoutMs / 1000)} s; too many svc tabs open? ` +
-      'A browser opens at most 6 connections to one server and every svc tab showing a session live ' +
-      'holds one (a hidden tab lets its go after a few seconds unless its session is running): close ' +
-      'some svc tabs and try again, or check that the server is running.',
+      'A browser opens at most 6 connections to one server, and where a WebSocket cannot reach it (a ' +
+      'proxy that does not pass them on) every svc tab showing a session live holds one (a hidden tab ' +
+      'lets its go after a few seconds unless its session is running): close some svc tabs and try ' +
+      'again, or check that the server is running.',
   );
 }
 

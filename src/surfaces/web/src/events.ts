@@ -1,8 +1,9 @@
 /**
- * The session event stream (`GET v1/sessions/{id}/events`) read with fetch, because EventSource
- * cannot send the bearer header. The stream resumes with `Last-Event-ID` after any break, so the
- * server replays exactly what was missed (from its ring or its event log): no gap, and no
- * duplicate because ids at or below the last one applied are dropped. Without a starting id the
+ * The session event stream (`GET v1/sessions/{id}/events`), read over a WebSocket, or with fetch
+ * where a socket cannot open (./event-transport.ts; EventSource cannot send the bearer header):
+ * the same SSE text either way, parsed here. The stream resumes with `Last-Event-ID` after any
+ * break, so the server replays exactly what was missed (from its ring or its event log): no gap,
+ * and no duplicate because ids at or below the last one applied are dropped. Without a starting id the
  * first `connected` event says where "now" is; the history read after it covers the rest.
  *
  * A stream the server drops ends with a `dropped` event naming why. `backlog_limit` and
@@ -11,10 +12,11 @@
  * (`sse_max_streams_per_session`) and none gave way: asking again at once would be refused again,
  * so the page says so and asks again only after a long back-off, or when told to (`retry`).
  *
- * A browser opens at most 6 connections to one server over HTTP/1.1 and every stream holds one, so
- * with `pauseWhenHidden` a page hidden for longer than a grace period lets its stream go (when its
- * caller says it may: nothing needs it attached) and waits, `paused`, until it is shown again; it
- * then reconnects with the `Last-Event-ID` it kept, and the server replays what it missed.
+ * With `pauseWhenHidden` a page hidden for longer than a grace period lets its stream go (when its
+ * caller says it may: nothing needs it attached), which spares the server a stream and, where the
+ * stream is fetched, one of the browser's 6 connections to a server over HTTP/1.1; it waits,
+ * `paused`, until it is shown again, then reconnects with the `Last-Event-ID` it kept, and the
+ * server replays what it missed.
  *
  * A connection that died without a word (a laptop asleep, a network gone, a proxy that dropped it)
  * leaves a stream waiting for bytes that never come, and the page said "live" meanwhile. The server
@@ -26,6 +28,7 @@ import { createParser } from 'eventsource-parser';
 import type { SessionEvent } from '../../../events/bus';
 import { safeJson, sleep } from '../../../util/stream-wait';
 import { type Api, ApiError, toApiError, unreachable } from './api';
+import { openStream } from './event-transport';
 
 /** Why the server dropped a stream (its last `dropped` event): the limit's name and its message. */
 export interface StreamDrop {
@@ -121,22 +124,9 @@ export function openEventStream(options: StreamOptions): EventStream {
         current.abort();
       };
       try {
-        const response = await fetch(
-          options.api.url(`v1/sessions/${encodeURIComponent(options.sessionId)}/events`),
-          {
-            headers: {
-              accept: 'text/event-stream',
-              ...options.api.headers(),
-              ...(lastId >= 0 ? { 'last-event-id': String(lastId) } : {}),
-            },
-            credentials: 'omit',
-            cache: 'no-store',
-            signal: current.signal,
-          },
-        );
-        if (!response.ok || !response.body) {
-          const text = await response.text().catch(() => '');
-          const error = toApiError(response.status, safeJson(text), text);
+        const opened = await openStream(options.api, options.sessionId, lastId, current.signal);
+        if (!opened.ok) {
+          const error = toApiError(opened.status, opened.json, opened.text);
           // A wrong token or a session that is gone does not heal by retrying.
           if (error.code === 'unauthorized' || error.code === 'not_found') {
             options.onStatus({ state: 'stopped', error });
@@ -145,7 +135,7 @@ export function openEventStream(options: StreamOptions): EventStream {
           }
           reason = error.message;
         } else {
-          const outcome = await consume(response.body, giveUp);
+          const outcome = await consume(opened.chunks, giveUp);
           if (outcome.shutdown) reason = 'the server is shutting down';
           dropped = outcome.dropped;
         }
@@ -194,7 +184,7 @@ export function openEventStream(options: StreamOptions): EventStream {
    * Reads one connection: did the server say it stops, did it drop the stream (why). Its
    * `connected` starts the back-off over. Silent past three heartbeats, it is given up (`giveUp`).
    */
-  const consume = async (body: ReadableStream<Uint8Array>, giveUp: (silentMs: number) => void) => {
+  const consume = async (chunks: AsyncIterable<string>, giveUp: (silentMs: number) => void) => {
     let silenceMs = DEFAULT_SILENCE_MS;
     let watchdog: ReturnType<typeof setTimeout> | undefined;
     const heard = () => {
@@ -244,19 +234,14 @@ export function openEventStream(options: StreamOptions): EventStream {
         });
       },
     });
-    const reader = body.getReader();
-    const decoder = new TextDecoder();
     try {
       heard();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        parser.feed(decoder.decode(value, { stream: true }));
+      for await (const text of chunks) {
+        parser.feed(text);
         heard();
       }
     } finally {
       clearTimeout(watchdog);
-      reader.releaseLock();
     }
     return { shutdown, dropped };
   };

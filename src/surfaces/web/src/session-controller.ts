@@ -6,8 +6,9 @@
  * stream that was not live when the history was read (refused for the stream limit, or slow) has
  * the history read again once it is live: its first `connected` starts at "now".
  *
- * A page hidden for `HIDDEN_GRACE_MS` lets its stream go while nothing needs it (./events.ts): a
- * browser has 6 connections per server and every session tab's stream holds one.
+ * A page hidden for `HIDDEN_GRACE_MS` lets its stream go while nothing needs it (./events.ts): the
+ * server keeps no stream for it, and where the stream is fetched (no WebSocket) it frees one of the
+ * browser's 6 connections to a server.
  * @module
  */
 import type { HistoryMessage, PermissionPrompt, SessionSummary } from '../../tui/client';
