@@ -1,6 +1,6 @@
 /**
  * The part of `ws` (8.x) that svc uses: the server side of the session event stream's WebSocket
- * (src/surfaces/http/event-socket.ts) and the client the tests read it with. Declared here, not
+ * (./event-socket.ts) and the client the tests read it with. Declared here, not
  * taken from @types/ws, which is not installed.
  */
 declare module 'ws' {
