@@ -15,6 +15,7 @@
  * - WEB-WS-8: `sse_max_streams_per_session` counts WebSocket streams with the others.
  */
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { createParser } from 'eventsource-parser';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -206,7 +207,18 @@ describe('the session event stream over a WebSocket', () => {
     expect(noProtocol.refusedWith()).toBe(400);
     const h2c = await rawUpgrade(server.url, eventsPath(session.id), 'h2c');
     expect(h2c.status).toBe(400);
-    expect(JSON.parse(h2c.body).error.message).toMatch(/only to a WebSocket/);
+    expect(JSON.parse(h2c.body).error.message).toMatch(/only to a WebSocket .*without an Upgrade header/);
+    // No Host: the 400 every request without one gets (a stream's auth reads the Host).
+    const noHost = await rawSocketAnswer(
+      server.url,
+      `GET ${eventsPath(session.id)} HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+        'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
+        'Sec-WebSocket-Protocol: svc.events.v1\r\n\r\n',
+    );
+    expect(noHost).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(noHost.slice(noHost.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: { message: 'bad request: Missing host header', type: 'invalid_input' },
+    });
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
     const socket = openSocket(server.url, eventsPath(session.id, '?attach=0'), { token: TOKEN });
@@ -248,6 +260,20 @@ describe('the session event stream over a WebSocket', () => {
 });
 
 /** An upgrade to `protocol` sent by hand: the status and body of the answer. */
+/** What the server answers a request written as is on a new connection, read to its close. */
+function rawSocketAnswer(url: string, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1', () => socket.write(text));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
 function rawUpgrade(url: string, path: string, protocol: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`${url}${path}`, {

@@ -100,9 +100,12 @@ function upgradeRefusal(
   if ((incoming.headers.upgrade ?? '').toLowerCase() !== 'websocket')
     return {
       status: 400,
-      message: `this server upgrades only to a WebSocket (asked: ${JSON.stringify(incoming.headers.upgrade ?? '')})`,
+      message: `this server speaks HTTP/1.1 and upgrades only to a WebSocket (asked: ${JSON.stringify(incoming.headers.upgrade ?? '')}); send the request without an Upgrade header (curl: without --http2)`,
       type: 'invalid_input',
     };
+  // As every other request (server.ts): Node's own check of a missing Host is off.
+  if (incoming.headers.host === undefined)
+    return { status: 400, message: 'bad request: Missing host header', type: 'invalid_input' };
   if (incoming.method !== 'GET')
     return { status: 400, message: 'a WebSocket upgrade must be a GET', type: 'invalid_input' };
   if (!EVENTS_PATH.test(pathOf(incoming)))
