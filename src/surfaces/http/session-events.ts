@@ -30,6 +30,7 @@ import { type SessionFeed, sessionFeed } from './session-replay';
 import { type OpenSseOptions, openSseStream, type SseStream, type StreamTracker } from './sse';
 import type { SseBudget } from './sse-budget';
 import { nodeResponseOf, openRouteSseStream } from './sse-node';
+import { eventSocketOf } from './sse-socket';
 
 export const SESSION_EVENTS_PATH = '/v1/sessions/:id/events';
 
@@ -130,7 +131,8 @@ async function openSessionStream(
   // An open stream is an attached client (like the local TUI): the session's permission requests
   // wait for an answer (POST /v1/sessions/{id}/permissions/{request_id}) instead of failing as
   // unattended. A monitor that never answers opts out with attach=0.
-  if (request.attach) stream.onClose(app.agent.attach(sessionId, 'http (SSE)'));
+  if (request.attach)
+    stream.onClose(app.agent.attach(sessionId, eventSocketOf(c) ? 'http (WebSocket)' : 'http (SSE)'));
   options.budget?.admit(stream, sessionId);
 
   const connected: ConnectedPayload = {
