@@ -147,6 +147,17 @@ describe('the session event stream over a WebSocket', () => {
     expect(socket.ws.protocol).toBe('svc.events.v1');
   });
 
+  it('WEB-WS-11: a socket stream is an attached client, named as a WebSocket, until it closes', async () => {
+    const { app, server, session } = await serve();
+    const clients = () => app.permissions.attachments(session.id).map((a) => a.client);
+    expect(clients()).toEqual([]);
+    const socket = openSocket(server.url, eventsPath(session.id), { token: TOKEN });
+    await until(() => socket.events.some((e) => e.event === 'connected'), 'the connected event');
+    expect(clients()).toEqual(['http (WebSocket)']);
+    socket.ws.close();
+    await until(() => clients().length === 0, 'the attachment let go');
+  });
+
   it('WEB-WS-2: heartbeats arrive over the socket', async () => {
     const { server, session } = await serve({ heartbeatMs: 50 });
     const socket = openSocket(server.url, eventsPath(session.id, '?attach=0'), { token: TOKEN });
