@@ -142,7 +142,8 @@ describe('a svc.db svc cannot use', () => {
       sandbox: { mode: 'auto', state: 'active', reason: expect.stringMatching(/^bubblewrap /) },
     });
     const text = await svc(app, ['doctor']);
-    expect(text.stdout).toMatch(/^svc doctor: ok\n {2}✓ data_dir/);
+    // The config's check comes first (CLI-FIRST-7), then the data dir.
+    expect(text.stdout).toMatch(/^svc doctor: ok\n {2}✓ config {5}.*\n {2}✓ data_dir/);
     expect(text.stdout).toContain('✓ database   ');
     expect(text.stdout).toContain('integrity ok');
     expect(text.stdout).toContain('✓ sandbox    active (mode auto)');

@@ -4,6 +4,8 @@
  * the command sandbox (active, fallback or off, why, and the install command) and the Node.js
  * runtime (a supported line, not past its end of life: ./node-runtime.ts). Each check is
  * ok, warn or error with what to do; exit 1 when any is an error. `--json` prints the report.
+ * The config is one of the checks: a broken svc.toml is a failed `config` line and the rest still
+ * run on what loads (./doctor-config.ts), where every other command ends with the error (exit 2).
  * With a PostgreSQL store the `store` line (reached, schema) replaces svc.db's, which is not used.
  * `--store` checks the store instead (issue 18): SQLite's file and schema version, or PostgreSQL's
  * reachability, round trip, server version, schema version and role (primary, or standby and lag).
@@ -15,13 +17,8 @@ import { checkDatabase, type DatabaseCheck } from '../../../store/integrity';
 import { checkStore, type StoreCheck } from '../../../store/store-check';
 import { isPostgresUrl } from '../../../store/store-url';
 import type { CliRegistrar } from '../context';
+import { type DoctorCheck, doctorHost } from './doctor-config';
 import { nodeRuntimeCheck } from './node-runtime';
-
-interface DoctorCheck {
-  name: string;
-  status: 'ok' | 'warn' | 'error';
-  detail: string;
-}
 
 export interface DoctorReport {
   ok: boolean;
@@ -37,7 +34,7 @@ export const registerDoctor: CliRegistrar = (program, ctx) => {
   program
     .command('doctor')
     .description(
-      "check the data directory, svc.db's integrity (read-only), the command sandbox and the Node.js runtime",
+      "check the config, the data directory, svc.db's integrity (read-only), the command sandbox and the Node.js runtime",
     )
     .option('--json', 'print the report as JSON')
     .option('--store', 'check the store instead: SQLite file, or PostgreSQL connectivity, schema and lag')
@@ -45,7 +42,7 @@ export const registerDoctor: CliRegistrar = (program, ctx) => {
       // The App never connects to (or migrates) PostgreSQL here: --store inspects the store itself,
       // and a store that cannot be reached is one of the problems doctor reports, not a reason it
       // cannot run (it ended with the connection error and checked nothing else).
-      const app = await ctx.app({ connectStore: false });
+      const { host: app, config } = await doctorHost(ctx, { store: opts.store === true });
       if (opts.store) {
         const store = await checkStore(app.config.store, app.dataDir);
         ctx.exitCode = store.ok ? 0 : 1;
@@ -58,6 +55,7 @@ export const registerDoctor: CliRegistrar = (program, ctx) => {
       const sandbox = app.sandbox.status();
       // With a PostgreSQL store svc.db is not used (nor created): the store's line stands instead.
       const checks = [
+        config,
         dataDirCheck(app.dataDir),
         postgres ? postgresCheck(await checkStore(app.config.store, app.dataDir)) : databaseCheck(database),
         sandboxCheck(sandbox),
