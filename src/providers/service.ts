@@ -5,9 +5,10 @@
  * @module
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { parentConfigFile } from '../config/parent-config';
 import { SvcError } from '../errors';
 import { type Catalog, loadCatalog, type RefreshResult, refreshCatalog } from './catalog';
-import { defaultSleep, type ProviderDeps } from './context';
+import { defaultSleep, homeOf, type ProviderDeps } from './context';
 import { clearWindowCache } from './context-window';
 import { type CredentialStore, createCredentialStore } from './credential-store';
 import { createLinker, modelInfo } from './linked-models';
@@ -248,7 +249,7 @@ function createResolver(service: ProviderService, selectionEnv: () => SelectionE
         } else {
           parsed = await probe(service, request.signal);
           source = 'local_server';
-          if (!parsed) throw notReadyError(service) ?? noProviderError(config.options.local_probe.urls);
+          if (!parsed) throw notReadyError(service) ?? noProviderError(config.options.local_probe.urls, deps);
         }
       }
       const { linked, info, window } = await resolveLinked(parsed, env, credentials, request.signal);
@@ -419,12 +420,17 @@ function notReadyError(service: ProviderService): SvcError | undefined {
   );
 }
 
-function noProviderError(probes: string[]): SvcError {
+function noProviderError(probes: string[], deps: Pick<ProviderDeps, 'workspace' | 'env'>): SvcError {
   const where = probes.map((p) => p.split('=').pop()).join(', ');
+  // The workspace is the current directory: a project's svc.toml above it is not read.
+  const above = parentConfigFile(deps.workspace, homeOf(deps.env));
+  const hint = above
+    ? `; ${above.file} is in a parent directory: run svc from there or pass --cwd ${above.root}`
+    : '';
   return new SvcError(
     'config_error',
     [
-      'no model provider is configured, and no local model server answered.',
+      `no model provider is configured, and no local model server answered${hint}.`,
       'Add one of:',
       '  - an API key in the environment: export ANTHROPIC_API_KEY=… (or OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, MISTRAL_API_KEY, XAI_API_KEY, DEEPSEEK_API_KEY, HF_TOKEN, …)',
       '  - a local server in svc.toml: [providers.ollama] base_url = "http://127.0.0.1:11434/v1", then [models] large = "ollama/<model>"',

@@ -4,7 +4,7 @@
  * exit 2 for bad usage and for no configured model (with the how-to); exit 1 for a failed run;
  * --session continues with the history; CLI-12..15 readouts after a run.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fakeProvider, reply } from '../helpers/fake-provider';
@@ -102,6 +102,23 @@ describe('svc run', () => {
     expect(result.stderr).toContain('[models] large');
     expect(existsSync(join(ws, '.svc', 'svc.db'))).toBe(false);
     expect(result.stdout).toBe('');
+  });
+
+  it('CLI-FIRST-8: run from a subdirectory of a project, the no-provider error names the svc.toml above', async () => {
+    const ws = workspace(undefined, '[options]\nmax_steps = 3\n');
+    const sub = join(ws, 'src', 'deep');
+    mkdirSync(sub, { recursive: true });
+    const result = await runBin(['run', 'hi'], { cwd: sub, env: env(ws) });
+    expect(result.code).toBe(2);
+    const first = result.stderr.split('\n')[0];
+    expect(first).toBe(
+      `svc: no model provider is configured, and no local model server answered; ${join(ws, 'svc.toml')} is in a parent directory: run svc from there or pass --cwd ${ws}.`,
+    );
+    // From the project's root (the file read, nothing above): no such hint.
+    const root = await runBin(['run', 'hi'], { cwd: ws, env: env(ws) });
+    expect(root.stderr).toMatch(
+      /^svc: no model provider is configured, and no local model server answered\.\n/,
+    );
   });
 
   // Several svc processes one after another (23.7 s on the last CI run here).
