@@ -167,6 +167,33 @@ describe('bad config', () => {
     );
   });
 
+  it('CONFIG-SECRET-1: an error quoting a value interpolated from the environment, or a secret-named variable, masks it', () => {
+    const secret = 'sk-live-interpolated-4f9a2c';
+    const { workspace, env } = setup(
+      { 'svc.toml': '[options]\nmax_steps = "${MY_API_KEY}"\n' },
+      { MY_API_KEY: secret },
+    );
+    const error = (() => {
+      try {
+        loadConfig({ workspace, env });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(error?.message).toMatch(
+      /svc\.toml:2: options\.max_steps: expected number, got string "\[REDACTED\]"$/,
+    );
+    expect(JSON.stringify(error)).not.toContain(secret);
+    // A literal value in the file that a secret-named variable also holds is masked too.
+    const other = setup(
+      { 'svc.toml': '[options]\nmax_steps = "tok-literal-93b1e7"\n' },
+      { GH_TOKEN: 'tok-literal-93b1e7' },
+    );
+    expect(() => loadConfig({ workspace: other.workspace, env: other.env })).toThrowError(
+      /got string "\[REDACTED\]"$/,
+    );
+  });
+
   it('CLI-FIRST-1: a value out of range says the bound in words, not zod\'s "Too small: expected …"', () => {
     const cases: [string, RegExp][] = [
       [

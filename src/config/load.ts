@@ -20,6 +20,7 @@ import {
   stripPaths,
   tooDeepPath,
 } from './config-tree';
+import { scrubIssue } from './issue-scrub';
 import { type Config, configSchema } from './schema';
 import { parseBySection } from './section-parse';
 import { locateKey, splitKey } from './toml-locate';
@@ -159,7 +160,7 @@ export function loadConfig(input: ConfigSourcesInput, options: { tolerant?: bool
   const pending: PendingLayer<ConfigSource>[] = [];
 
   const fail = (issue: ConfigIssue) => {
-    if (!options.tolerant) throw configError(issue);
+    if (!options.tolerant) throw configError(scrubIssue(issue, interpolated, input.env));
     errors.push(issue);
   };
 

@@ -7,9 +7,9 @@
  */
 import { argSecrets, type Redactor, urlSecrets } from '../redact';
 import { storeUrlPassword } from '../store/store-url';
+import { SECRET_ENV } from './issue-scrub';
 import type { LoadedConfig } from './load';
 
-const SECRET_ENV = /(_API_KEY|_TOKEN|_SECRET|_SECRET_ACCESS_KEY|_PASSWORD|_SESSION_TOKEN)$/;
 /** The standard OTLP variables whose URL may carry a password or a `?token=` (../telemetry/service.ts). */
 const OTLP_ENDPOINT_ENV = [
   'OTEL_EXPORTER_OTLP_ENDPOINT',
