@@ -215,6 +215,17 @@ describe('bad config', () => {
     }
   });
 
+  it('CLI-FIRST-9: a bad -c value names its key once, after -c (it was "-c options.max_steps: options.max_steps: …")', () => {
+    const cases: [string, string][] = [
+      ['options.max_steps=0', 'config: -c options.max_steps: expected a number more than 0, got number 0'],
+      ['providers.x={ base_url = 42 }', 'config: -c providers.x.base_url: expected string, got number 42'],
+    ];
+    for (const [override, message] of cases) {
+      const { workspace, env } = setup({});
+      expect(() => loadConfig({ workspace, env, overrides: [override] }), override).toThrowError(message);
+    }
+  });
+
   it('refuses a node staleness shorter than two heartbeats, naming the key and why', () => {
     const { workspace, env } = setup({
       'svc.toml': '[store]\nnode_heartbeat_ms = 5000\nnode_stale_ms = 6000\n',

@@ -381,6 +381,9 @@ function describeValue(value: unknown): string {
 }
 
 export function formatIssue(issue: ConfigIssue): string {
+  // A -c value's label is its key (`-c options.max_steps`), which the message names already.
+  if (issue.file?.startsWith('-c ') && issue.key && issue.message.startsWith(`${issue.key}: `))
+    return `config: -c ${issue.message}`;
   const where = issue.file ? `${issue.file}${issue.line ? `:${issue.line}` : ''}: ` : '';
   return `config: ${where}${issue.message}`;
 }
