@@ -10,8 +10,18 @@
  * gives its -wal and -shm files the database's mode).
  * @module
  */
-import { chmodSync, closeSync, existsSync, openSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  openSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
+import { SvcError } from '../errors';
 import { makeDirs } from '../util/make-dirs';
 import { copyTemplate } from './template';
 
@@ -36,6 +46,31 @@ export function ensureDataDir(dir: string): void {
     writeFileSync(join(dir, '.gitignore'), DATA_DIR_GITIGNORE, { flag: 'wx' });
   } catch {
     // best effort: a data dir without the file still works
+  }
+}
+
+/**
+ * The data dir made (when missing) and writable, or a config error (CLI exit 2): the directory is
+ * a setting (--data-dir, SVC_DATA_DIR, options.data_directory), so the fix is choosing another one.
+ * Over HTTP it stays a 503: the server's storage is unavailable, not the client's request wrong.
+ */
+export function usableDataDir(dir: string): void {
+  const refuse = (what: string, error: unknown) =>
+    new SvcError(
+      'config_error',
+      `data dir ${dir} ${what} (${(error as NodeJS.ErrnoException).code ?? 'error'}); pass --data-dir or set SVC_DATA_DIR to a writable directory`,
+      { status: 503, cause: error },
+    );
+  try {
+    ensureDataDir(dir);
+  } catch (error) {
+    const notDirectory = existsSync(dir) && (error as NodeJS.ErrnoException).code === 'ENOTDIR';
+    throw refuse(notDirectory ? 'is not a directory' : 'cannot be created', error);
+  }
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw refuse('is not writable', error);
   }
 }
 

@@ -164,6 +164,12 @@ describe('database', () => {
 
   it('refuses a data dir that is a file', () => {
     const root = tmpWorkspace({ files: { blocker: 'x' } });
-    expect(() => openDb({ dataDir: join(root, 'blocker') })).toThrowError(/data dir .* is not writable/);
+    // CLI-FIRST-10: a setting to change, so a config error (exit 2); it was `unavailable` (exit 1).
+    expect(() => openDb({ dataDir: join(root, 'blocker') })).toThrowError(
+      expect.objectContaining({ code: 'config_error', message: expect.stringMatching(/is not a directory/) }),
+    );
+    expect(() => openDb({ dataDir: join(root, 'blocker', 'data') })).toThrowError(
+      /cannot be created \(ENOTDIR\)/,
+    );
   });
 });

@@ -6,7 +6,7 @@
  * never a silent reset: nothing is written to a file svc cannot read as its database.
  * @module
  */
-import { accessSync, constants, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../errors';
@@ -14,7 +14,7 @@ import { scopedStorage } from './async-scope';
 import { beforeCommitRun, yieldedOnce } from './batch-yield';
 import { immediateTransactions, retryBusy } from './busy';
 import { startCheckpointer, stopCheckpointer } from './checkpointer';
-import { ensureDataDir, newPrivateFile } from './data-dir';
+import { newPrivateFile, usableDataDir } from './data-dir';
 import { dbError, refuseReadOnlyFile } from './db-errors';
 import { cacheStatements, closingCatchUp } from './db-handle';
 import { checkpointWhenIdle } from './idle-checkpoint';
@@ -431,18 +431,7 @@ export const DB_FILE = 'svc.db';
 
 export function openDb(options: OpenDbOptions): Db {
   const file = join(options.dataDir, DB_FILE);
-  if (!options.readonly) {
-    try {
-      ensureDataDir(options.dataDir);
-      accessSync(options.dataDir, constants.W_OK);
-    } catch (error) {
-      throw new SvcError(
-        'unavailable',
-        `data dir ${options.dataDir} is not writable (${(error as NodeJS.ErrnoException).code ?? 'error'}); pass --data-dir or set SVC_DATA_DIR to a writable directory`,
-        { cause: error },
-      );
-    }
-  }
+  if (!options.readonly) usableDataDir(options.dataDir);
   const Database = loadSqlite();
   const migrations = options.migrations ?? allMigrations;
   // Only the full schema has a template (tests that build an "old" database pass a prefix).

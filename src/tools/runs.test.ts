@@ -168,7 +168,7 @@ describe('runs tools', () => {
     writeFileSync(join(ws, 'not-a-dir'), 'x');
     const app = await makeTestApp({ workspace: ws, dataDir: join(ws, 'not-a-dir', 'data') });
     await expect(call(app, 'list_agent_runs')).rejects.toThrow(
-      /^run ledger unavailable: data dir .* is not writable/,
+      /^run ledger unavailable: data dir .* cannot be created \(ENOTDIR\)/,
     );
     await expect(call(app, 'get_agent_run', { run_id: 'run_1' })).rejects.toMatchObject({
       code: 'unavailable',

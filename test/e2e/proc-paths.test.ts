@@ -24,12 +24,12 @@ const svc = (args: string[], env: Record<string, string>) =>
   });
 
 describe.runIf(process.platform === 'linux')('svc with its paths under /proc', () => {
-  it('a data dir under /proc: a clear error naming it, exit 1', () => {
+  it('CLI-FIRST-10: a data dir under /proc: a clear error naming it, exit 2 (a config error; it was 1)', () => {
     const result = svc(['--data-dir', '/proc/svc-e2e/data', 'session', 'list'], {});
     expect(result.signal, 'svc did not end').toBeNull();
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     expect(result.stderr).toBe(
-      'svc: data dir /proc/svc-e2e/data is not writable (ENOENT); pass --data-dir or set SVC_DATA_DIR to a writable directory\n',
+      'svc: data dir /proc/svc-e2e/data cannot be created (ENOENT); pass --data-dir or set SVC_DATA_DIR to a writable directory\n',
     );
   });
 

@@ -113,4 +113,19 @@ describe('svc run when the provider fails', () => {
     );
     expect(slow.stderr).toContain('raise providers.fake.timeout_seconds (now 1)');
   });
+  it('CLI-FIRST-10: an unusable --data-dir is a config error, exit 2, with the next step (it was 1)', async () => {
+    const provider = await fakeProvider([reply().text('never asked')]);
+    const ws = workspace(provider.url);
+    const cases: [string, string][] = [
+      ['/proc/svc-e2e/data', 'cannot be created (ENOENT)'],
+      [join(ws, 'svc.toml'), 'is not a directory (ENOTDIR)'],
+    ];
+    for (const [dir, what] of cases) {
+      const result = await runBin(['--data-dir', dir, 'run', 'hi'], { cwd: ws, env: env(ws) });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(
+        `svc: data dir ${dir} ${what}; pass --data-dir or set SVC_DATA_DIR to a writable directory\n`,
+      );
+    }
+  });
 });

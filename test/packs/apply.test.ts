@@ -299,7 +299,7 @@ describe('an applied operating pack', () => {
       state: 'persistence_unavailable',
       active_operating_pack: '',
     });
-    expect((snap as { unavailable_reason: string }).unavailable_reason).toContain('is not writable');
+    expect((snap as { unavailable_reason: string }).unavailable_reason).toContain('is not a directory');
     const routes = http(app);
     const got = await routes.get('?session_id=ses_0001');
     expect(got.status).toBe(200);
