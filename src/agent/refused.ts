@@ -19,7 +19,7 @@ export interface RefusedCall {
 }
 
 /** Failure codes of a mutating call that was not made. */
-const REFUSAL_CODES = new Set(['tool_refused', 'sandbox_denied']);
+export const REFUSAL_CODES: ReadonlySet<string> = new Set(['tool_refused', 'sandbox_denied']);
 /** The most tool results of one run that are read for it (runs are bounded by max_steps). */
 const SCAN_LIMIT = 10_000;
 

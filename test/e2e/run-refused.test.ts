@@ -35,7 +35,7 @@ const env = (ws: string) => ({
 });
 
 describe('a refused change is reported, not done', () => {
-  it('svc run exits 3 and says refused, with the tool, the reason and the next step', async () => {
+  it('CLI-FIRST-11: svc run exits 3 and says refused once, with the tool, the reason and the next step', async () => {
     const provider = await fakeProvider(editScript());
     const ws = workspace(provider.url);
     const result = await runBin(['run', 'update hello.txt'], { cwd: ws, env: env(ws) });
@@ -47,6 +47,9 @@ describe('a refused change is reported, not done', () => {
     expect(result.stderr).toMatch(
       /svc: next: re-run with --yolo, add "edit" to \[permissions\]\.allowed_tools/,
     );
+    // CLI-FIRST-11: said once, at the end (the refused call's own line repeated it before).
+    expect(result.stderr.match(/edit needed permission/g)).toHaveLength(1);
+    expect(result.stderr.match(/re-run with --yolo/g)).toHaveLength(1);
     expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hello world\n');
   });
 

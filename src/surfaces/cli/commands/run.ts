@@ -14,6 +14,7 @@
  */
 import { Option } from 'commander';
 import { gitSummary } from '../../../agent/environment';
+import { REFUSAL_CODES } from '../../../agent/refused';
 import type { RunResult } from '../../../agent/types';
 import type { App } from '../../../app';
 import { type FailureReport, SvcError } from '../../../errors';
@@ -212,12 +213,21 @@ function createOutput(cli: CliIo, format: RunOptions['output'], sessionId: strin
   let wroteText = false;
   let endedWithNewline = true;
   const hinted = new Set<string>();
+  // A refusal waits for the end: the run's end lines repeat the one the run ended with (with its
+  // next step), so only the others (made good later, or the run failed) are printed there.
+  const refusals: { tool: string; failure: FailureReport }[] = [];
   const hint = (event: SessionEvent) => {
     const p = event.payload as { failure?: FailureReport; tool?: string };
     if (event.type !== 'tool.finished' || !p.failure || hinted.has(p.tool ?? '')) return;
     hinted.add(p.tool ?? '');
-    io.stderr.write(toolRefusedLine(p.failure));
+    if (REFUSAL_CODES.has(p.failure.code)) refusals.push({ tool: p.tool ?? '', failure: p.failure });
+    else io.stderr.write(toolRefusedLine(p.failure));
   };
+  const endLines = (result: RunResult) =>
+    refusals
+      .filter((r) => !(r.tool === result.refused?.tool && r.failure.summary === result.refused.summary))
+      .map((r) => toolRefusedLine(r.failure))
+      .join('') + runEndLines(result);
   switch (format) {
     case 'stream-json':
       return {
@@ -229,7 +239,7 @@ function createOutput(cli: CliIo, format: RunOptions['output'], sessionId: strin
         },
         finish(result) {
           io.stdout.write(`${JSON.stringify({ type: 'result', ...result })}\n`);
-          io.stderr.write(runEndLines(result));
+          io.stderr.write(endLines(result));
         },
       };
     case 'json':
@@ -237,7 +247,7 @@ function createOutput(cli: CliIo, format: RunOptions['output'], sessionId: strin
         onEvent: hint,
         finish(result) {
           io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-          io.stderr.write(runEndLines(result));
+          io.stderr.write(endLines(result));
         },
       };
     case 'text':
@@ -262,7 +272,7 @@ function createOutput(cli: CliIo, format: RunOptions['output'], sessionId: strin
         finish(result) {
           if (!wroteText && result.text) io.stdout.write(`${result.text}\n`);
           else if (wroteText && !endedWithNewline) io.stdout.write('\n');
-          io.stderr.write(runEndLines(result));
+          io.stderr.write(endLines(result));
         },
       };
     default: {
