@@ -392,8 +392,6 @@ export function configError(issue: ConfigIssue): SvcError {
   return new SvcError('config_error', formatIssue(issue), { details: { ...issue } });
 }
 
-// ---- helpers -------------------------------------------------------------------------------
-
 /** A tree too deep to walk, as an issue naming the start of its key path. */
 function nestingIssue(tree: Record<string, unknown>): ConfigIssue | undefined {
   const path = tooDeepPath(tree);
