@@ -5,10 +5,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  chmodSync,
   closeSync,
   constants,
   existsSync,
+  fchmodSync,
   fstatSync,
   openSync,
   readFileSync,
@@ -172,18 +172,32 @@ export function atomicWrite(path: string, data: string | Buffer): void {
   } catch {
     mode = undefined;
   }
-  // The temporary name does not grow with the target's: `.<name>.svc-….tmp` made a legal name of
-  // 240 bytes one over the 255-byte limit, and the write failed with ENAMETOOLONG.
-  const temp = join(dir, `.svc-write-${randomBytes(6).toString('hex')}.tmp`);
+  replaceAtomically(abs, data, mode);
+}
+
+/**
+ * Writes `data` to a temporary file beside `path` and renames it over `path`: a reader sees the
+ * old content or the new, never part of it. `mode` is given to the new file. The temporary name
+ * does not grow with the target's (`.<name>.svc-….tmp` made a legal name of 240 bytes one over the
+ * 255-byte limit: ENAMETOOLONG), and it is made with `wx`, so a symlink planted there is not
+ * followed. `path` itself is replaced, never followed.
+ */
+export function replaceAtomically(path: string, data: string | Buffer, mode?: number): void {
+  const temp = join(dirname(path), `.svc-write-${randomBytes(6).toString('hex')}.tmp`);
   try {
-    writeFileSync(temp, data);
-    if (mode !== undefined) chmodSync(temp, mode);
-    renameSync(temp, abs);
+    const fd = openSync(temp, 'wx');
+    try {
+      writeFileSync(fd, data);
+      if (mode !== undefined) fchmodSync(fd, mode);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, path);
   } catch (error) {
     try {
       unlinkSync(temp);
     } catch {
-      // already gone
+      // never made, or already renamed
     }
     throw error;
   }

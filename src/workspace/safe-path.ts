@@ -12,25 +12,22 @@
  * @module
  */
 
-import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
   existsSync,
-  fchmodSync,
   fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
   readlinkSync,
-  renameSync,
   rmdirSync,
   type Stats,
   unlinkSync,
-  writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { replaceAtomically } from './file-io';
 
 /** A workspace path an operation left alone, and why. */
 export interface SkippedPath {
@@ -264,26 +261,8 @@ export function writeNoFollow(root: string, rel: string, data: string | Buffer):
     root,
     rel,
     (abs) => {
-      const mode = lstatSync(abs, { throwIfNoEntry: false });
-      const temp = join(dirname(abs), `.svc-write-${randomBytes(6).toString('hex')}.tmp`);
-      try {
-        // wx: a symlink planted at the temporary name is not followed either.
-        const fd = openSync(temp, 'wx');
-        try {
-          writeFileSync(fd, data);
-          if (mode?.isFile()) fchmodSync(fd, mode.mode & 0o7777);
-        } finally {
-          closeSync(fd);
-        }
-        renameSync(temp, abs);
-      } catch (error) {
-        try {
-          unlinkSync(temp);
-        } catch {
-          // never made, or already renamed
-        }
-        throw error;
-      }
+      const before = lstatSync(abs, { throwIfNoEntry: false });
+      replaceAtomically(abs, data, before?.isFile() ? before.mode & 0o7777 : undefined);
     },
     true,
   );
