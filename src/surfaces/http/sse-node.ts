@@ -19,6 +19,7 @@ import {
   openSseStream,
   SSE_HEADERS,
   type SseStream,
+  TurnText,
 } from './sse';
 import { eventSocketOf, openSocketSseStream } from './sse-socket';
 
@@ -118,35 +119,10 @@ export function openNodeSseStream(
   return { stream, response: alreadySent() };
 }
 
-/**
- * The text of a stream's events sent in the current turn, written as one piece at the end of the
- * turn, at `flush`, or with the end. The end of the turn: the first tick after the promise
- * callbacks queued so far (a tick asked for by plain code would come before them: Node runs the
- * ticks of a callback before its promise callbacks).
- */
-class TurnBatch {
-  private text = '';
-  private scheduled = false;
-  private readonly write = () => this.flush();
-  /** Queued as a promise callback, so the tick it asks for comes after the turn's other callbacks. */
-  private readonly atTick = () => process.nextTick(this.write);
-
-  constructor(private readonly outgoing: ServerResponse) {}
-
-  /** Characters waiting for the tick (what the backlog counts of them: Node counts a string's length too). */
-  get length(): number {
-    return this.text.length;
-  }
-
-  add(text: string): void {
-    this.text += text;
-    if (this.scheduled) return;
-    this.scheduled = true;
-    queueMicrotask(this.atTick);
-  }
-
-  drop(): void {
-    this.text = '';
+/** The turn's text of a stream on a Node response (`TurnText`), written as one piece. */
+class TurnBatch extends TurnText {
+  constructor(private readonly outgoing: ServerResponse) {
+    super();
   }
 
   /**

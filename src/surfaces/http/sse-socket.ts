@@ -8,7 +8,7 @@
  */
 import type { Context } from 'hono';
 import type { WebSocket } from 'ws';
-import { createSseStream, DROP_GRACE_MS, type OpenSseOptions, type SseStream } from './sse';
+import { createSseStream, DROP_GRACE_MS, type OpenSseOptions, type SseStream, TurnText } from './sse';
 
 /** `WebSocket.OPEN` (the value, so this module does not load `ws` for a constant). */
 const OPEN = 1;
@@ -78,37 +78,18 @@ export function openSocketSseStream(socket: WebSocket, options: OpenSseOptions):
  * turn (the first tick after the promise callbacks queued so far: ./sse-node.ts TurnBatch), at
  * `flush`, or with the end.
  */
-class MessageBatch {
-  private text = '';
-  private scheduled = false;
+class MessageBatch extends TurnText {
   /** Messages sent whose callbacks have not come (not yet handed to the kernel). */
   private unsent = 0;
   private waiting: (() => void)[] = [];
-  private readonly send = () => this.flush();
-  private readonly atTick = () => process.nextTick(this.send);
   private readonly sent = () => {
     this.unsent--;
     if (this.unsent <= 0) this.wake();
   };
 
   constructor(private readonly socket: WebSocket) {
+    super();
     socket.once('close', () => this.wake());
-  }
-
-  /** Characters waiting for the tick. */
-  get length(): number {
-    return this.text.length;
-  }
-
-  add(text: string): void {
-    this.text += text;
-    if (this.scheduled) return;
-    this.scheduled = true;
-    queueMicrotask(this.atTick);
-  }
-
-  drop(): void {
-    this.text = '';
   }
 
   flush(): void {

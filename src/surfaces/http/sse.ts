@@ -235,6 +235,40 @@ export function openSseStream(
   };
 }
 
+/**
+ * The text of a stream's events sent in the current turn, handed on as one piece at the end of the
+ * turn, at `flush`, or with the end; `flush` is the transport's (a Node response's write, a
+ * WebSocket's message). The end of the turn: the first tick after the promise callbacks queued so
+ * far (a tick asked for by plain code would come before them: Node runs the ticks of a callback
+ * before its promise callbacks).
+ */
+export abstract class TurnText {
+  protected text = '';
+  protected scheduled = false;
+  private readonly atEnd = () => this.flush();
+  /** Queued as a promise callback, so the tick it asks for comes after the turn's other callbacks. */
+  private readonly atTick = () => process.nextTick(this.atEnd);
+
+  /** Characters waiting for the tick (what a backlog counts of them: Node counts a string's length too). */
+  get length(): number {
+    return this.text.length;
+  }
+
+  add(text: string): void {
+    this.text += text;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(this.atTick);
+  }
+
+  drop(): void {
+    this.text = '';
+  }
+
+  /** Hand the waiting text on now (and clear `scheduled`). */
+  abstract flush(): void;
+}
+
 /** How an `SseStream` reaches its client: the only part that differs between a web and a Node stream. */
 export interface SseTransport {
   /** Write one chunk of text; false when the client is gone (the stream then closes). */
