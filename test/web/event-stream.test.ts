@@ -9,9 +9,19 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type Api, createApi } from '../../src/surfaces/web/src/api';
 import { openEventStream, type StreamStatus } from '../../src/surfaces/web/src/events';
+
+// The fetched stream's silence and heartbeat handling: Node 22 and 24 have a global WebSocket, which
+// the page would try first (./event-socket.test.ts covers that transport); this server speaks only
+// SSE and counts its connections.
+beforeEach(() => {
+  vi.stubGlobal('WebSocket', undefined);
+});
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
 
 /** A local server whose `/v1/sessions/s1/events` answers with `serve` (connections counted from 1). */
 async function sseServer(
