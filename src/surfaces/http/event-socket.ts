@@ -145,11 +145,14 @@ function refuseUpgrade(socket: Duplex, status: number, message: string, type: st
     socket.destroy();
     return;
   }
-  const body = JSON.stringify({ error: { message, type } });
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
+  socket.end(rawErrorAnswer(status, message, type));
   socket.once('finish', () => socket.destroy());
+}
+
+/** A whole HTTP/1.1 answer with the usual JSON error body, for a raw socket; the connection closes after it. */
+export function rawErrorAnswer(status: number, message: string, type: string): string {
+  const body = JSON.stringify({ error: { message, type } });
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
 }
 
 /**

@@ -7,7 +7,7 @@
  * interrupted (the agent layer registers one with `app.onClose`) — which closes the database.
  * @module
  */
-import { createServer, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
@@ -19,7 +19,7 @@ import { enableGroupCommit } from '../../store/db';
 import { isLoopbackHost } from './auth';
 import { type BodyGuard, createBodyGuard } from './body-guard';
 import { connectionOptions, limitConnections } from './connection-limits';
-import { serveEventSockets } from './event-socket';
+import { rawErrorAnswer, serveEventSockets } from './event-socket';
 import { createHttpService, errorStyleFor, type HttpAppOptions, type NodeRoute } from './index';
 import { markSessionPublisher } from './session-events';
 import { createStreamTracker, type StreamTracker } from './sse';
@@ -129,14 +129,8 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
         ? 408
         : 400;
   const reason = (error as { reason?: string }).reason ?? error.code ?? 'unreadable request';
-  const body = JSON.stringify({
-    error: {
-      message: `bad request: the HTTP request could not be parsed (${reason})`,
-      type: 'invalid_input',
-    },
-  });
   socket.write(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    rawErrorAnswer(status, `bad request: the HTTP request could not be parsed (${reason})`, 'invalid_input'),
   );
   socket.destroy(error);
 }
